@@ -1,0 +1,143 @@
+"""The codec model (zarr-specs v3 core, "Codecs").
+
+A codec is one of three kinds:
+
+* :class:`ArrayArrayCodec` — array → array (``transpose``, numcodecs filters);
+* :class:`ArrayBytesCodec` — array → bytes (``bytes``, ``sharding_indexed``);
+* :class:`BytesBytesCodec` — bytes → bytes (``gzip``, ``zstd``, ``blosc``, ``crc32c``).
+
+A codec object is built from its JSON configuration (``from_config``) and holds
+only that configuration. Every encode / decode call receives the
+:class:`ChunkSpec` of the *decoded* side (shape, dtype, fill value), so the same
+codec object serves every chunk of an array; ``resolve`` maps a decoded-side spec
+to the encoded-side one (``transpose`` permutes the shape). A
+:class:`~zarrdask.codecs.chain.CodecChain` is itself an array → bytes codec.
+
+Codecs must pickle (dask ships them to workers) and be thread-safe: the chunk
+engine calls them from a thread pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """What a chunk looks like on the decoded side of a codec.
+
+    ``order`` is the memory layout of the decoded chunk: always ``"C"`` in v3,
+    the array's ``order`` in v2.
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fill_value: Any
+    order: str = "C"
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
+        return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order)
+
+
+class Codec:
+    """Common part of the three codec kinds."""
+
+    #: the name in ``{"name": ..., "configuration": ...}``
+    name: ClassVar[str] = ""
+    #: one of ``"array_array"``, ``"array_bytes"``, ``"bytes_bytes"``
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def from_config(cls, configuration: dict[str, Any]) -> "Codec":
+        """Build the codec from the ``configuration`` object of its JSON."""
+        return cls(**configuration)
+
+    def get_config(self) -> dict[str, Any]:
+        """The ``configuration`` object (may be empty)."""
+        return {}
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"name": ..., "configuration": ...}`` as written into ``zarr.json``."""
+        config = self.get_config()
+        return {"name": self.name, "configuration": config} if config else {"name": self.name}
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """Spec of the encoded side, given the decoded side (identity by default)."""
+        return spec
+
+    def validate(self, spec: ChunkSpec) -> None:
+        """Raise :class:`~zarrdask.errors.CodecError` if the codec cannot handle ``spec``."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self.to_json())))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.get_config()})"
+
+
+class ArrayArrayCodec(Codec):
+    kind: ClassVar[str] = "array_array"
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        """Inverse of ``encode``; ``spec`` is the decoded side's spec."""
+        raise NotImplementedError
+
+
+class ArrayBytesCodec(Codec):
+    kind: ClassVar[str] = "array_bytes"
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | memoryview:
+        raise NotImplementedError
+
+    def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
+        """Decode ``data`` into an array of ``spec.shape`` / ``spec.dtype``.
+
+        ``key`` is the store key of the chunk, used in error messages only.
+        Errors are :class:`~zarrdask.errors.CorruptChunkError` naming ``key``.
+        """
+        raise NotImplementedError
+
+    def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
+        """A writable byte view of ``out`` whose bytes are exactly this codec's
+        encoding of ``out``, or ``None`` if there is none.
+
+        Lets the chain decompress straight into the caller's buffer: for the
+        ``bytes`` codec with native endianness and a contiguous ``out`` this is
+        ``out``'s memory itself.
+        """
+        return None
+
+    def encoded_size(self, spec: ChunkSpec) -> int | None:
+        """Size of every encoding of a chunk of ``spec``, if fixed (else ``None``)."""
+        return None
+
+
+class BytesBytesCodec(Codec):
+    kind: ClassVar[str] = "bytes_bytes"
+
+    def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes | memoryview:
+        raise NotImplementedError
+
+    def decode(
+        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
+    ) -> bytes | memoryview:
+        """Decode ``data``; when ``out`` (a writable buffer of the exact decoded
+        size) is given, the result is written into it and ``out`` is returned."""
+        raise NotImplementedError
+
+    def encoded_size(self, decoded_size: int) -> int | None:
+        """Encoded size for a decoded size, if fixed (``crc32c``: +4; compressors: None)."""
+        return None

@@ -1,0 +1,105 @@
+"""Typed errors raised by zarrdask.
+
+Every error names what it is about (a store key, a node path, a metadata
+field), what was found and what was expected. Each class also derives from the
+closest built-in exception, so ``except KeyError`` / ``except ValueError``
+written against zarr-python keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ZarrdaskError",
+    "StoreError",
+    "InvalidKeyError",
+    "ReadOnlyError",
+    "MetadataError",
+    "UnknownDataTypeError",
+    "UnknownCodecError",
+    "CodecError",
+    "NodeNotFoundError",
+    "ArrayNotFoundError",
+    "GroupNotFoundError",
+    "NodeExistsError",
+    "ContainsArrayError",
+    "ContainsGroupError",
+    "CorruptChunkError",
+    "ChecksumError",
+    "SelectionError",
+    "BoundsCheckError",
+]
+
+
+class ZarrdaskError(Exception):
+    """Base class of every error zarrdask raises on purpose."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class StoreError(ZarrdaskError, OSError):
+    """A store could not carry out an operation."""
+
+
+class InvalidKeyError(ZarrdaskError, ValueError):
+    """A key or logical path is malformed or would escape the store root."""
+
+
+class ReadOnlyError(ZarrdaskError, PermissionError):
+    """A write was attempted on a read-only store, array or group."""
+
+
+class MetadataError(ZarrdaskError, ValueError):
+    """A metadata document is malformed: names the document key and the field."""
+
+
+class UnknownDataTypeError(MetadataError):
+    """A data type is not one zarrdask knows."""
+
+
+class UnknownCodecError(MetadataError):
+    """A codec name / id is not registered."""
+
+
+class CodecError(ZarrdaskError, ValueError):
+    """A codec was misconfigured or could not encode or decode."""
+
+
+class NodeNotFoundError(ZarrdaskError, KeyError):
+    """No array or group exists at a path."""
+
+
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array exists at a path."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group exists at a path."""
+
+
+class NodeExistsError(ZarrdaskError, FileExistsError):
+    """A node already exists where one was to be created."""
+
+
+class ContainsArrayError(NodeExistsError):
+    """An array already exists at the path."""
+
+
+class ContainsGroupError(NodeExistsError):
+    """A group already exists at the path."""
+
+
+class CorruptChunkError(ZarrdaskError, ValueError):
+    """A stored chunk (or shard) could not be decoded into what the metadata says."""
+
+
+class ChecksumError(CorruptChunkError):
+    """A stored checksum does not match the data."""
+
+
+class SelectionError(ZarrdaskError, IndexError):
+    """A selection is not valid for the array."""
+
+
+class BoundsCheckError(SelectionError):
+    """A selection lies outside the array."""
