@@ -2,4 +2,26 @@
 
 from __future__ import annotations
 
+from . import errors
+from .core.api import create_array, group, open, open_array, open_group
+from .core.array import Array
+from .core.group import Group
+from .storage import FsspecStore, LocalStore, MemoryStore, ZipStore, store_from
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Group",
+    "create_array",
+    "open_array",
+    "open_group",
+    "group",
+    "open",
+    "errors",
+    "MemoryStore",
+    "LocalStore",
+    "ZipStore",
+    "FsspecStore",
+    "store_from",
+]

@@ -10,7 +10,7 @@ from .errors import MetadataError
 
 def dumps(doc: Any) -> bytes:
     """Encode a metadata document the way zarr-python does (indented, UTF-8)."""
-    return json.dumps(doc, indent=4, sort_keys=False, ensure_ascii=True, allow_nan=False).encode()
+    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=True, allow_nan=False).encode()
 
 
 def loads(data: bytes | str, *, key: str) -> Any:

@@ -1,0 +1,1 @@
+"""Arrays, groups and the chunk engine."""

@@ -1,0 +1,40 @@
+"""Storage: the key → bytes stores zarrdask reads and writes (layer L1).
+
+A store maps string keys to byte values (Zarr v2 spec "Storage"; zarr-specs v3
+core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
+:class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
+:class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec). Wrappers:
+:class:`ReadOnlyStore`, :class:`PrefixStore`, :class:`CountingStore`.
+:func:`store_from` turns a path, URL, mapper or dict into a store.
+"""
+
+from __future__ import annotations
+
+from .abc import Store
+from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from .factory import store_from
+from .fsspec import FsspecStore
+from .keys import join_path, normalize_path, validate_key
+from .local import LocalStore
+from .memory import MemoryStore
+from .wrappers import CountingStore, PrefixStore, ReadOnlyStore
+from .zip import ZipStore
+
+__all__ = [
+    "Store",
+    "ByteRequest",
+    "RangeRequest",
+    "OffsetRequest",
+    "SuffixRequest",
+    "MemoryStore",
+    "LocalStore",
+    "ZipStore",
+    "FsspecStore",
+    "ReadOnlyStore",
+    "PrefixStore",
+    "CountingStore",
+    "store_from",
+    "validate_key",
+    "normalize_path",
+    "join_path",
+]

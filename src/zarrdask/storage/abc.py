@@ -22,6 +22,22 @@ from .byte_range import ByteRequest, resolve
 Buffer = bytes  # values are returned as bytes (or any read-only buffer)
 
 
+def ensure_bytes(value: object) -> bytes:
+    """``value`` as immutable ``bytes``; any C-contiguous buffer is accepted.
+
+    Stores call this in ``set`` so that a caller mutating its ``bytearray`` or
+    numpy array afterwards cannot change what was stored.
+    """
+    if type(value) is bytes:
+        return value
+    try:
+        return memoryview(value).tobytes()
+    except TypeError:
+        raise TypeError(
+            f"store values must be bytes-like, got {type(value).__name__}"
+        ) from None
+
+
 class Store(ABC):
     """Abstract key-value store.
 

@@ -1,0 +1,48 @@
+"""Small buffer helpers shared by the codec modules (no codec logic here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptChunkError
+
+
+def byte_view(data: Any) -> memoryview:
+    """A flat, C-contiguous ``"B"`` memoryview of ``data`` (no copy when possible).
+
+    Accepts ``bytes``, ``bytearray``, ``memoryview`` and numpy arrays of any
+    dtype (datetime and structured arrays do not export a buffer themselves, so
+    arrays are viewed as ``uint8`` first).
+    """
+    if isinstance(data, np.ndarray):
+        arr = np.ascontiguousarray(data)
+        return memoryview(arr.reshape(-1).view(np.uint8))
+    mv = data if isinstance(data, memoryview) else memoryview(data)
+    if mv.format == "B" and mv.ndim == 1 and mv.c_contiguous:
+        return mv
+    if not mv.c_contiguous:
+        mv = memoryview(mv.tobytes())
+    return mv.cast("B")
+
+
+def size_error(key: str, codec: str, found: int, expected: int) -> CorruptChunkError:
+    """The error for a chunk that decodes to the wrong number of bytes."""
+    return CorruptChunkError(
+        f"chunk {key!r}: {codec} decoded {found} bytes, expected {expected}"
+    )
+
+
+def write_into(out: Any, result: Any, *, key: str, codec: str) -> Any:
+    """Copy the decoded ``result`` into ``out`` after checking the sizes match.
+
+    Returns ``out`` itself, now filled.
+    """
+    target = byte_view(out)
+    src = byte_view(result)
+    if src.nbytes != target.nbytes:
+        raise size_error(key, codec, src.nbytes, target.nbytes)
+    if src.obj is not target.obj:
+        target[:] = src
+    return out

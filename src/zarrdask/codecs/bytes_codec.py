@@ -1,0 +1,179 @@
+"""The ``bytes`` codec: array → bytes.
+
+Spec: zarr-specs v3 ``codecs/bytes`` ("Configuration parameters", "Format and
+algorithm"), with the data-type extensions ``fixed_length_utf32`` ("Bytes codec
+encoding", "Endianness"), ``structured`` ("Missing endian configuration") and
+``struct`` ("Endianness") from zarr-extensions.
+
+Name: ``bytes``. Tested example configurations::
+
+    {"name": "bytes", "configuration": {"endian": "little"}}   # int32, float64, <U3, M8[s], ...
+    {"name": "bytes", "configuration": {"endian": "big"}}
+    {"name": "bytes"}                                          # uint8, bool, int8, S3, r32 (V4)
+
+Elements are written in C (lexicographical) order; every multi-byte scalar —
+numbers, datetimes, the UTF-32 code units of ``U`` strings, the numeric fields
+of a structured type — in the configured byte order. ``endian`` may be omitted
+only when the data type has no byte order (1-byte types, raw bytes); a
+structured type without ``endian`` is read as little-endian, as the
+``structured`` extension requires.
+
+Decoding returns a zero-copy, read-only view of the stored bytes when the stored
+byte order is the machine's, and a byte-swapped native copy otherwise: decoded
+arrays always have native byte order. :meth:`BytesCodec.raw_target` exposes a
+caller's output array as the codec's encoded bytes, so a compressor can write
+straight into it.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..errors import CodecError, CorruptChunkError
+from ._buffers import byte_view
+from .abc import ArrayBytesCodec, ChunkSpec
+
+__all__ = ["BytesCodec", "has_endianness"]
+
+_ORDER_CHAR = {"little": "<", "big": ">"}
+NATIVE_ENDIAN = sys.byteorder  # "little" or "big"
+
+
+def has_endianness(dtype: np.dtype) -> bool:
+    """Whether the byte order of ``dtype`` matters (any multi-byte scalar in it)."""
+    if dtype.fields is not None:
+        return any(has_endianness(dtype.fields[name][0]) for name in dtype.names)
+    if dtype.subdtype is not None:
+        return has_endianness(dtype.subdtype[0])
+    return dtype.byteorder != "|"
+
+
+@lru_cache(maxsize=512)
+def _native(dtype: np.dtype) -> np.dtype:
+    return dtype.newbyteorder("=") if has_endianness(dtype) else dtype
+
+
+@lru_cache(maxsize=512)
+def _stored(dtype: np.dtype, endian: str | None) -> np.dtype:
+    """The dtype of the encoded bytes: ``dtype`` in the codec's byte order."""
+    if dtype.hasobject:
+        raise CodecError(
+            f"codec 'bytes': cannot encode data type {dtype} (Python objects); "
+            "use 'vlen-utf8' or 'vlen-bytes' for variable-length data"
+        )
+    if not has_endianness(dtype):
+        return dtype
+    if endian is None:
+        if dtype.fields is not None:  # zarr-extensions "structured": absent endian = little
+            return dtype.newbyteorder("<")
+        raise CodecError(
+            f"codec 'bytes': configuration field 'endian' is required for the "
+            f"multi-byte data type {dtype}; expected \"little\" or \"big\""
+        )
+    return dtype.newbyteorder(_ORDER_CHAR[endian])
+
+
+class BytesCodec(ArrayBytesCodec):
+    """Array → bytes in C order with the given byte order.
+
+    Parameters
+    ----------
+    endian : {"little", "big", None}
+        Byte order of multi-byte scalars. ``None`` (omitted in JSON) is only
+        valid for data types without a byte order.
+    """
+
+    name = "bytes"
+
+    def __init__(self, endian: str | None = "little") -> None:
+        if endian not in ("little", "big", None):
+            raise CodecError(
+                f"codec 'bytes': configuration field 'endian' must be \"little\" or "
+                f"\"big\" (or omitted), found {endian!r}"
+            )
+        self.endian = endian
+
+    # -- configuration -------------------------------------------------------
+    @classmethod
+    def from_config(cls, configuration: dict[str, Any] | None) -> "BytesCodec":
+        config = dict(configuration or {})
+        endian = config.pop("endian", None)
+        if config:
+            raise CodecError(f"codec 'bytes': unknown configuration field(s) {sorted(config)}")
+        return cls(endian=endian)
+
+    def get_config(self) -> dict[str, Any]:
+        return {} if self.endian is None else {"endian": self.endian}
+
+    def evolve(self, spec: ChunkSpec) -> "BytesCodec":
+        """The codec to record for an array of ``spec``: ``endian`` dropped for
+        data types without a byte order (as zarr-python writes ``{"name": "bytes"}``
+        for ``uint8``), checked present for the others."""
+        if not has_endianness(spec.dtype):
+            return self if self.endian is None else BytesCodec(endian=None)
+        _stored(spec.dtype, self.endian)
+        return self
+
+    def validate(self, spec: ChunkSpec) -> None:
+        _stored(spec.dtype, self.endian)
+        if self.endian is None and has_endianness(spec.dtype):
+            warnings.warn(
+                f"codec 'bytes' has no 'endian' for the structured data type {spec.dtype} "
+                "with multi-byte fields; reading it as little-endian",
+                UserWarning,
+                stacklevel=2,
+            )
+
+    def encoded_size(self, spec: ChunkSpec) -> int:
+        return spec.nbytes
+
+    # -- encode / decode -----------------------------------------------------
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> memoryview:
+        """The chunk's bytes (a view of ``chunk`` when no conversion is needed)."""
+        arr = np.asarray(chunk)
+        if arr.shape != spec.shape:
+            raise CodecError(f"codec 'bytes': chunk has shape {arr.shape}, expected {spec.shape}")
+        if _native(arr.dtype) != _native(spec.dtype):
+            raise CodecError(f"codec 'bytes': chunk has data type {arr.dtype}, expected {spec.dtype}")
+        arr = np.asarray(arr, dtype=_stored(spec.dtype, self.endian), order="C")
+        return memoryview(arr.reshape(-1).view(np.uint8))
+
+    def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
+        stored = _stored(spec.dtype, self.endian)
+        mv = byte_view(data)
+        expected = spec.nbytes
+        if mv.nbytes != expected:
+            raise CorruptChunkError(
+                f"chunk {key!r}: the bytes codec expected {expected} bytes "
+                f"(shape {spec.shape}, data type {spec.dtype}), found {mv.nbytes}"
+            )
+        if stored.itemsize == 0:
+            return np.zeros(spec.shape, dtype=_native(stored))
+        arr = np.frombuffer(mv, dtype=stored).reshape(spec.shape)
+        native = _native(stored)
+        if native != stored:
+            arr = arr.astype(native)
+        return arr
+
+    def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
+        """``out``'s memory as bytes when ``out`` is exactly what this codec would
+        decode into: C-contiguous, writeable, ``spec``'s shape and dtype, stored
+        byte order equal to ``out``'s."""
+        if not isinstance(out, np.ndarray):
+            return None
+        if out.shape != tuple(spec.shape) or out.dtype != spec.dtype or out.dtype.itemsize == 0:
+            return None
+        if not (out.flags.c_contiguous and out.flags.writeable):
+            return None
+        try:
+            stored = _stored(spec.dtype, self.endian)
+        except CodecError:
+            return None
+        if stored != out.dtype:
+            return None
+        return memoryview(out.reshape(-1).view(np.uint8))

@@ -1,0 +1,137 @@
+"""The codec chain (zarr-specs v3 core, "Codecs": array→array codecs, then
+exactly one array→bytes codec, then bytes→bytes codecs).
+
+A :class:`CodecChain` is itself an :class:`~zarrdask.codecs.abc.ArrayBytesCodec`,
+so the sharding codec's inner and index chains are plain chains, and a Zarr v2
+array's filters + compressor are adapted into one (see
+:mod:`zarrdask.codecs.numcodecs_v2`).
+
+Decoding can write straight into the caller's buffer: when there are no
+array→array codecs and the array→bytes codec can expose the target's memory as
+its encoded bytes (:meth:`ArrayBytesCodec.raw_target`), the outermost
+bytes→bytes codec decompresses directly into it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import CorruptChunkError
+from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
+
+
+class CodecChain(ArrayBytesCodec):
+    """An ordered chain of codecs acting as one array→bytes codec."""
+
+    name = "chain"
+
+    def __init__(
+        self,
+        array_array: Sequence[ArrayArrayCodec],
+        array_bytes: ArrayBytesCodec,
+        bytes_bytes: Sequence[BytesBytesCodec],
+    ) -> None:
+        self.array_array = tuple(array_array)
+        self.array_bytes = array_bytes
+        self.bytes_bytes = tuple(bytes_bytes)
+
+    @classmethod
+    def from_codecs(cls, codecs: Sequence[Codec], *, key: str = "zarr.json") -> "CodecChain":
+        """Build a chain from codec objects, checking the order rules of v3 core."""
+        from .chain_validate import validate_chain
+
+        aa, ab, bb = validate_chain(codecs, key=key)
+        return cls(aa, ab, bb)
+
+    @property
+    def codecs(self) -> tuple[Codec, ...]:
+        return (*self.array_array, self.array_bytes, *self.bytes_bytes)
+
+    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        return [c.to_json() for c in self.codecs]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"codecs": self.to_json()}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CodecChain) and self.codecs == other.codecs
+
+    def __hash__(self) -> int:
+        return hash(self.codecs)
+
+    def __repr__(self) -> str:
+        return f"CodecChain({list(self.codecs)!r})"
+
+    def _specs(self, spec: ChunkSpec) -> list[ChunkSpec]:
+        """Decoded-side specs of each array→array codec, then the array→bytes one."""
+        specs = [spec]
+        for codec in self.array_array:
+            specs.append(codec.resolve(specs[-1]))
+        return specs
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return self._specs(spec)[-1]
+
+    def validate(self, spec: ChunkSpec) -> None:
+        specs = self._specs(spec)
+        for codec, s in zip(self.array_array, specs):
+            codec.validate(s)
+        self.array_bytes.validate(specs[-1])
+        for codec in self.bytes_bytes:
+            codec.validate(specs[-1])
+
+    def encoded_size(self, spec: ChunkSpec) -> int | None:
+        size = self.array_bytes.encoded_size(self.resolve(spec))
+        for codec in self.bytes_bytes:
+            if size is None:
+                return None
+            size = codec.encoded_size(size)
+        return size
+
+    # -- encode / decode ---------------------------------------------------
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | memoryview:
+        specs = self._specs(spec)
+        for codec, s in zip(self.array_array, specs):
+            chunk = codec.encode(chunk, s)
+        data = self.array_bytes.encode(chunk, specs[-1])
+        for codec in self.bytes_bytes:
+            data = codec.encode(data, specs[-1])
+        return data
+
+    def _decode_bytes(self, data: Any, spec: ChunkSpec, key: str, stop: int) -> Any:
+        for codec in reversed(self.bytes_bytes[stop:]):
+            data = codec.decode(data, spec, key)
+        return data
+
+    def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
+        specs = self._specs(spec)
+        data = self._decode_bytes(data, specs[-1], key, 0)
+        chunk = self.array_bytes.decode(data, specs[-1], key)
+        for codec, s in zip(reversed(self.array_array), reversed(specs[:-1])):
+            chunk = codec.decode(chunk, s)
+        if chunk.shape != spec.shape:
+            raise CorruptChunkError(
+                f"chunk {key!r}: decoded to shape {chunk.shape}, expected {spec.shape}"
+            )
+        return chunk
+
+    def decode_into(
+        self, data: bytes | memoryview, spec: ChunkSpec, out: np.ndarray, key: str = ""
+    ) -> None:
+        """Decode into ``out`` (shape ``spec.shape``), without an intermediate chunk
+        where the codecs allow it."""
+        target = None if self.array_array else self.array_bytes.raw_target(out, spec)
+        if target is None:
+            out[...] = self.decode(data, spec, key)
+            return
+        data = self._decode_bytes(data, spec, key, 1)
+        if self.bytes_bytes:
+            self.bytes_bytes[0].decode(data, spec, key, out=target)
+            return
+        if len(data) != len(target):
+            raise CorruptChunkError(
+                f"chunk {key!r}: holds {len(data)} bytes, expected {len(target)}"
+            )
+        target[:] = data

@@ -1,0 +1,425 @@
+"""Creating and opening arrays and groups, with zarr-python's names and modes.
+
+Modes: ``"r"`` read-only, must exist; ``"r+"`` read/write, must exist; ``"a"``
+read/write, created if missing; ``"w"`` created, replacing anything there;
+``"w-"`` created, failing if something is there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ArrayNotFoundError, ContainsArrayError, GroupNotFoundError, MetadataError
+from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3
+from ..metadata.dtypes import (
+    data_type_to_v3,
+    default_fill_value,
+    dtype_to_v2,
+    encode_fill_value_v2,
+    encode_fill_value_v3,
+)
+from ..storage import MemoryStore, store_from
+from ..storage.abc import Store
+from ..storage.keys import normalize_path
+from .array import Array
+from .group import Group, node_from_docs
+from .nodes import clear_node, key_of, metadata_documents, node_name, prepare_node, read_node
+
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}, found {mode!r}")
+
+
+def _resolve_store(store: Any, mode: str, storage_options: dict[str, Any] | None) -> Store:
+    if store is None:
+        return MemoryStore()
+    return store_from(store, mode=mode, storage_options=storage_options)
+
+
+def guess_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of about ``target`` bytes: halve the longest dimension until it fits."""
+    chunks = [max(s, 1) for s in shape]
+    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
+        i = int(np.argmax(chunks))
+        chunks[i] = -(-chunks[i] // 2)
+    return tuple(chunks)
+
+
+def _normalize_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer or a sequence of integers, found {shape!r}") from None
+
+
+# -- codec arguments ---------------------------------------------------------------
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
+    from numcodecs.abc import Codec as NumcodecsCodec
+
+    if isinstance(c, NumcodecsCodec):
+        return c.get_config()
+    if isinstance(c, dict) and isinstance(c.get("id"), str):
+        return dict(c)
+    if isinstance(c, dict) and "name" in c:
+        raise TypeError(
+            f"{what}: {c!r} is a v3 codec document; Zarr v2 arrays take numcodecs codecs "
+            "or their {{'id': ...}} configurations"
+        )
+    raise TypeError(f"{what}: expected a numcodecs codec or an {{'id': ...}} dict, found {c!r}")
+
+
+def _v3_codecs(
+    dtype: np.dtype, filters: Any, serializer: Any, compressors: Any, key: str
+) -> list[dict[str, Any]]:
+    from ..codecs.bytes_codec import BytesCodec
+    from ..codecs.registry import codec_from_json
+    from ..codecs.zstd_codec import ZstdCodec
+
+    if isinstance(serializer, str) and serializer == "auto":
+        if dtype.itemsize <= 1 or dtype.kind in "SV" and not dtype.fields:
+            serializer = BytesCodec(endian=None) if dtype.itemsize <= 1 else BytesCodec()
+        else:
+            serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = [ZstdCodec(level=0, checksum=False)]
+    codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
+    return [c.to_json() for c in codecs]
+
+
+def _array_document(
+    *,
+    path: str,
+    shape: tuple[int, ...],
+    dtype: np.dtype,
+    chunks: tuple[int, ...],
+    filters: Any,
+    compressors: Any,
+    serializer: Any,
+    fill_value: Any,
+    order: str,
+    zarr_format: int,
+    attributes: dict[str, Any],
+    chunk_key_encoding: Any,
+    dimension_separator: str | None,
+    dimension_names: Sequence[str | None] | None,
+) -> ArrayMetadataV2 | ArrayMetadataV3:
+    if zarr_format == 2:
+        key = key_of(path, ".zarray")
+        if serializer != "auto" and serializer is not None:
+            raise TypeError(f"{key}: Zarr v2 arrays have no serializer; pass filters and compressors")
+        if compressors == "auto":
+            compressors = [{"id": "zstd", "level": 0}]
+        comps = _as_list(compressors)
+        if len(comps) > 1:
+            raise ValueError(f"{key}: a Zarr v2 array takes at most one compressor, found {len(comps)}")
+        fs = [_v2_codec_config(f, "filters") for f in _as_list(filters)]
+        if dimension_separator is None and isinstance(chunk_key_encoding, dict):
+            dimension_separator = chunk_key_encoding.get("separator")
+        fill = default_fill_value(dtype) if fill_value is None else fill_value
+        doc = {
+            "zarr_format": 2,
+            "shape": list(shape),
+            "chunks": list(chunks),
+            "dtype": dtype_to_v2(dtype),
+            "compressor": _v2_codec_config(comps[0], "compressors") if comps else None,
+            "fill_value": encode_fill_value_v2(fill, dtype),
+            "filters": fs or None,
+            "order": order,
+            "dimension_separator": dimension_separator or ".",
+        }
+        return ArrayMetadataV2.from_json(doc, key=key)
+    if zarr_format != 3:
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    key = key_of(path, "zarr.json")
+    if dimension_separator is not None and chunk_key_encoding is None:
+        chunk_key_encoding = {"name": "default", "separator": dimension_separator}
+    cke = _chunk_key_encoding_json(chunk_key_encoding)
+    native = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
+    fill = default_fill_value(native) if fill_value is None else fill_value
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape),
+        "data_type": data_type_to_v3(native),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_key_encoding": cke,
+        "fill_value": encode_fill_value_v3(fill, native),
+        "codecs": _v3_codecs(dtype, filters, serializer, compressors, key),
+        "attributes": attributes,
+    }
+    if dimension_names is not None:
+        doc["dimension_names"] = list(dimension_names)
+    return ArrayMetadataV3.from_json(doc, key=key)
+
+
+def _chunk_key_encoding_json(cke: Any) -> dict[str, Any]:
+    if cke is None:
+        return {"name": "default", "configuration": {"separator": "/"}}
+    if isinstance(cke, str):
+        cke = {"name": cke}
+    if isinstance(cke, dict):
+        name = cke.get("name")
+        sep = cke.get("separator", cke.get("configuration", {}).get("separator"))
+        if sep is None:
+            sep = "/" if name == "default" else "."
+        return {"name": name, "configuration": {"separator": sep}}
+    if hasattr(cke, "name") and hasattr(cke, "separator"):
+        return {"name": cke.name, "configuration": {"separator": cke.separator}}
+    raise TypeError(f"chunk_key_encoding: expected a name, a dict or a ChunkKeyEncoding, found {cke!r}")
+
+
+# -- arrays ----------------------------------------------------------------------------
+def create_array(
+    store: Any,
+    *,
+    name: str | None = None,
+    path: str = "",
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    filters: Any = None,
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: str = "C",
+    zarr_format: int = 3,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_separator: str | None = None,
+    dimension_names: Sequence[str | None] | None = None,
+    overwrite: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    write_empty_chunks: bool | None = None,
+    data: Any = None,
+) -> Array:
+    """Create an array.
+
+    Parameters
+    ----------
+    store
+        A :class:`~zarrdask.storage.Store`, a path (``.zip`` opens a ZipStore), an
+        fsspec URL, a ``pathlib.Path`` or an fsspec mapper.
+    name, path
+        Where in the store (``name`` is zarr-python's spelling; give one of them).
+    shape, dtype
+        The array's shape and numpy data type.
+    chunks
+        The chunk shape; ``None`` or ``"auto"`` chooses chunks of about 1 MiB.
+    filters
+        v2: numcodecs filters (or their ``{"id": ...}`` dicts); v3: array→array codecs.
+    compressors
+        v2: one numcodecs compressor; v3: bytes→bytes codecs. ``"auto"`` is zstd
+        (level 0, i.e. zstd's default level) in both formats, as in zarr-python.
+        ``None`` stores chunks uncompressed.
+    serializer
+        v3 only: the array→bytes codec; ``"auto"`` is ``bytes`` (little-endian).
+    fill_value
+        The value of unwritten elements; ``None`` means the type's zero.
+    order
+        v2 only: chunk memory layout ``"C"`` or ``"F"``.
+    zarr_format
+        2 or 3 (the default).
+    attributes
+        User attributes.
+    chunk_key_encoding, dimension_separator
+        v3: ``{"name": "default"|"v2", "separator": "/"|"."}``; v2: ``"."`` or ``"/"``.
+    dimension_names
+        v3: one name (or ``None``) per dimension.
+    overwrite
+        Replace whatever exists at the path; otherwise an existing node is an error.
+    storage_options
+        Passed to fsspec for URLs.
+    write_empty_chunks
+        Store chunks equal to the fill value (default: don't, and delete stale ones).
+    data
+        Values to write after creating the array.
+    """
+    store = _resolve_store(store, "a", storage_options)
+    if name is not None and path:
+        raise TypeError("give the array's location as name= or path=, not both")
+    path = normalize_path(name if name is not None else path)
+    if data is not None:
+        data = np.asarray(data)
+        if shape is None:
+            shape = data.shape
+        if dtype is None:
+            dtype = data.dtype
+    shape = _normalize_shape(shape)
+    dtype = np.dtype(dtype)
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        chunks = guess_chunks(shape, dtype.itemsize)
+    chunks = _normalize_shape(chunks, "chunks")
+    if len(chunks) != len(shape):
+        raise MetadataError(
+            f"{node_name(path)}: chunks {chunks} have {len(chunks)} dimensions, shape {shape} has {len(shape)}"
+        )
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', found {order!r}")
+    attributes = dict(attributes or {})
+    metadata = _array_document(
+        path=path,
+        shape=shape,
+        dtype=dtype,
+        chunks=chunks,
+        filters=filters,
+        compressors=compressors,
+        serializer=serializer,
+        fill_value=fill_value,
+        order=order,
+        zarr_format=zarr_format,
+        attributes=attributes,
+        chunk_key_encoding=chunk_key_encoding,
+        dimension_separator=dimension_separator,
+        dimension_names=dimension_names,
+    )
+    array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks)
+    array._codec  # build the codecs now: a bad configuration fails before anything is written
+    docs = prepare_node(store, path, zarr_format, overwrite=overwrite, kind="an array")
+    if overwrite:
+        clear_node(store, path)
+    docs.update(metadata_documents(path, zarr_format, metadata, attributes))
+    store.set_many(docs)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def open_array(
+    store: Any,
+    *,
+    path: str = "",
+    name: str | None = None,
+    mode: str = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    write_empty_chunks: bool | None = None,
+    **kwargs: Any,
+) -> Array:
+    """Open an array (creating it with ``**kwargs`` for modes ``"a"``, ``"w"``, ``"w-"``)."""
+    _check_mode(mode)
+    store = _resolve_store(store, mode, storage_options)
+    path = normalize_path(name if name is not None else path)
+    if mode in ("w", "w-"):
+        return create_array(
+            store, path=path, overwrite=mode == "w", zarr_format=zarr_format or 3,
+            write_empty_chunks=write_empty_chunks, **kwargs,
+        )
+    node = read_node(store, path, zarr_format)
+    if node is None:
+        if mode == "a" and "shape" in kwargs:
+            return create_array(
+                store, path=path, zarr_format=zarr_format or 3, write_empty_chunks=write_empty_chunks, **kwargs
+            )
+        raise ArrayNotFoundError(f"no array at path {node_name(path)!r} in {store!r}")
+    if node.node_type != "array":
+        raise ArrayNotFoundError(f"path {node_name(path)!r} in {store!r} holds a group, not an array")
+    return Array._from_node(store, node, read_only=mode == "r", write_empty_chunks=write_empty_chunks)
+
+
+# -- groups ----------------------------------------------------------------------------
+def _create_group(
+    store: Store, path: str, zarr_format: int, *, overwrite: bool, attributes: dict[str, Any] | None
+) -> Group:
+    attributes = dict(attributes or {})
+    if zarr_format == 3:
+        meta: Any = GroupMetadataV3.from_json(
+            {"zarr_format": 3, "node_type": "group", "attributes": attributes}, key=key_of(path, "zarr.json")
+        )
+    elif zarr_format == 2:
+        meta = GroupMetadataV2.from_json({"zarr_format": 2}, key=key_of(path, ".zgroup"))
+    else:
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    docs = prepare_node(store, path, zarr_format, overwrite=overwrite, kind="a group")
+    if overwrite:
+        clear_node(store, path)
+    docs.update(metadata_documents(path, zarr_format, meta, attributes))
+    store.set_many(docs)
+    return Group(store, path, meta, attributes)
+
+
+def open_group(
+    store: Any = None,
+    *,
+    path: str = "",
+    mode: str = "a",
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Open a group; modes ``"a"``, ``"w"`` and ``"w-"`` create it (v3 unless
+    ``zarr_format=2``), ``"r"`` and ``"r+"`` require it to exist."""
+    _check_mode(mode)
+    store = _resolve_store(store, mode, storage_options)
+    path = normalize_path(path)
+    if mode in ("w", "w-"):
+        return _create_group(store, path, zarr_format or 3, overwrite=mode == "w", attributes=attributes)
+    node = read_node(store, path, zarr_format)
+    if node is None:
+        if mode == "a":
+            return _create_group(store, path, zarr_format or 3, overwrite=False, attributes=attributes)
+        raise GroupNotFoundError(f"no group at path {node_name(path)!r} in {store!r}")
+    if node.node_type != "group":
+        raise ContainsArrayError(f"path {node_name(path)!r} in {store!r} holds an array, not a group")
+    group = Group(store, path, node.metadata, node.attributes, read_only=mode == "r")
+    if attributes:
+        group.attrs.update(attributes)
+    return group
+
+
+def group(
+    store: Any = None,
+    *,
+    path: str = "",
+    overwrite: bool = False,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Open the group at ``path``, creating it if missing (replacing what is there
+    with ``overwrite=True``). With no store, a new in-memory group."""
+    return open_group(
+        store, path=path, mode="w" if overwrite else "a", zarr_format=zarr_format,
+        attributes=attributes, storage_options=storage_options,
+    )
+
+
+def open(  # noqa: A001 - zarr-python's name
+    store: Any = None,
+    *,
+    path: str = "",
+    mode: str = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array | Group:
+    """Open whatever node is at ``path``: an array or a group. When nothing is
+    there, modes ``"a"``/``"w"``/``"w-"`` create an array if ``shape`` is given,
+    otherwise a group."""
+    _check_mode(mode)
+    store = _resolve_store(store, mode, storage_options)
+    path = normalize_path(path)
+    if mode in ("r", "r+", "a"):
+        node = read_node(store, path, zarr_format)
+        if node is not None:
+            return node_from_docs(store, node, read_only=mode == "r")
+        if mode != "a":
+            raise GroupNotFoundError(f"no array or group at path {node_name(path)!r} in {store!r}")
+    if "shape" in kwargs:
+        return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
+    return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)

@@ -1,0 +1,464 @@
+"""The Array: a Zarr v2 or v3 array in a store, indexed like numpy.
+
+Selections (zarr-python's names): ``a[...]`` / ``a[...] = v`` for basic
+selections (integers, slices with steps, Ellipsis), ``a.oindex[...]`` for
+orthogonal selections (integer arrays and boolean masks per dimension).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..chunking import ChunkKeyEncoding, RegularGrid
+from ..codecs.abc import ArrayBytesCodec
+from ..errors import ReadOnlyError, SelectionError
+from ..indexing import Indexer
+from ..metadata import ArrayMetadataV2, ArrayMetadataV3
+from ..metadata.dtypes import default_fill_value
+from ..storage.abc import Store
+from . import engine
+from .nodes import Attributes, NodeDocs, key_of, metadata_documents, node_name
+
+
+def _is_basic(selection: Any) -> bool:
+    sel = selection if isinstance(selection, tuple) else (selection,)
+    return all(
+        s is Ellipsis or isinstance(s, slice) or (isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)))
+        for s in sel
+    )
+
+
+def _check_fancy(selection: Any) -> None:
+    sel = selection if isinstance(selection, tuple) else (selection,)
+    n = sum(1 for s in sel if not (s is Ellipsis or isinstance(s, (slice, int, np.integer))))
+    if n > 1:
+        raise SelectionError(
+            "a selection with more than one array means vectorised indexing in numpy; "
+            "use .oindex[...] for orthogonal (per-dimension) selection"
+        )
+
+
+class _OIndex:
+    def __init__(self, array: "Array") -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        return self._array.get_orthogonal_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(selection, value)
+
+
+class Array:
+    """A Zarr array. Create one with :func:`zarrdask.create_array` or open one
+    with :func:`zarrdask.open_array`; don't call the constructor directly.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        metadata: ArrayMetadataV2 | ArrayMetadataV3,
+        attributes: dict[str, Any],
+        *,
+        read_only: bool = False,
+        write_empty_chunks: bool | None = None,
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._metadata = metadata
+        self._read_only = read_only or not store.writable
+        self._write_empty_chunks = write_empty_chunks
+        self._attrs = Attributes(dict(attributes), self._persist_attributes)
+
+    @classmethod
+    def _from_node(cls, store: Store, node: NodeDocs, *, read_only: bool, **kwargs: Any) -> "Array":
+        return cls(store, node.path, node.metadata, node.attributes, read_only=read_only, **kwargs)
+
+    # -- metadata ------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return node_name(self._path)
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> ArrayMetadataV2 | ArrayMetadataV3:
+        return self._metadata
+
+    @property
+    def zarr_format(self) -> int:
+        return 2 if isinstance(self._metadata, ArrayMetadataV2) else 3
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return self._attrs
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._metadata.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        m = self._metadata
+        return m.dtype if isinstance(m, ArrayMetadataV2) else m.data_type
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape (the inner chunk shape for sharded arrays)."""
+        m = self._metadata
+        return tuple(m.chunks) if isinstance(m, ArrayMetadataV2) else tuple(m.chunk_shape)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape, or ``None`` when the array is not sharded."""
+        return None
+
+    @property
+    def fill_value(self) -> Any:
+        return self._metadata.fill_value
+
+    @property
+    def order(self) -> str:
+        m = self._metadata
+        return m.order if isinstance(m, ArrayMetadataV2) else "C"
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The v2 filters (numcodecs codecs) or the v3 array→array codecs."""
+        chain = self._codec
+        if self.zarr_format == 2:
+            return tuple(chain.array_bytes.filters)
+        return tuple(chain.array_array)
+
+    @property
+    def serializer(self) -> ArrayBytesCodec | None:
+        """The v3 array→bytes codec (``None`` for v2 arrays)."""
+        return None if self.zarr_format == 2 else self._codec.array_bytes
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The v2 compressor (numcodecs) or the v3 bytes→bytes codecs."""
+        chain = self._codec
+        if self.zarr_format == 2:
+            return tuple(c.codec for c in chain.bytes_bytes)
+        return tuple(chain.bytes_bytes)
+
+    @property
+    def compressor(self) -> Any:
+        """The v2 compressor (or the first v3 bytes→bytes codec), or ``None``."""
+        c = self.compressors
+        return c[0] if c else None
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        m = self._metadata
+        return None if isinstance(m, ArrayMetadataV2) else m.dimension_names
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        if self._write_empty_chunks is None:
+            return bool(config.get("write_empty_chunks"))
+        return self._write_empty_chunks
+
+    @cached_property
+    def _codec(self):
+        from ..codecs.chain import CodecChain
+        from ..codecs.numcodecs_v2 import v2_chain
+
+        m = self._metadata
+        key = key_of(self._path, ".zarray" if self.zarr_format == 2 else "zarr.json")
+        if isinstance(m, ArrayMetadataV2):
+            return v2_chain(m.filters, m.compressor, key=key)
+        from ..codecs.registry import codec_from_json
+
+        chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
+        chain.validate(self._chunk_spec_for(chain))
+        return chain
+
+    def _chunk_spec_for(self, chain):
+        from ..codecs.abc import ChunkSpec
+
+        return ChunkSpec(self.chunks, self.dtype, self._fill_for_read, self.order)
+
+    @property
+    def _fill_for_read(self) -> Any:
+        fill = self._metadata.fill_value
+        return default_fill_value(self.dtype) if fill is None else fill
+
+    @cached_property
+    def _layout(self) -> engine.ChunkLayout:
+        m = self._metadata
+        if isinstance(m, ArrayMetadataV2):
+            enc = ChunkKeyEncoding("v2", m.dimension_separator)
+        else:
+            enc = ChunkKeyEncoding(m.chunk_key_encoding.name, m.chunk_key_encoding.separator)
+        return engine.ChunkLayout(
+            prefix=self._path + "/" if self._path else "",
+            shape=self.shape,
+            chunk_shape=self.chunks,
+            dtype=self.dtype,
+            fill_value=self._fill_for_read,
+            codec=self._codec,
+            key_encoding=enc,
+            order=self.order,
+        )
+
+    @property
+    def nchunks(self) -> int:
+        return RegularGrid(self.shape, self.chunks).nchunks
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """The number of chunks that hold a stored value."""
+        layout = self._layout
+        grid = RegularGrid(self.shape, self.chunks).grid_shape
+        count = 0
+        for key in self._store.list_prefix(layout.prefix):
+            coords = layout.key_encoding.decode(key[len(layout.prefix):])
+            if coords is not None and len(coords) == len(grid) and all(0 <= c < n for c, n in zip(coords, grid)):
+                count += 1
+        return count
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes stored for this array's chunks and metadata."""
+        prefix = self._layout.prefix
+        keys = list(self._store.list_prefix(prefix)) if prefix else list(self._store.list())
+        return sum(self._store.getsize(k) or 0 for k in keys)
+
+    @property
+    def info(self) -> "ArrayInfo":
+        return ArrayInfo(self)
+
+    # -- persistence -----------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"array {self.name!r} in {self._store!r} is read-only")
+
+    def _write_metadata(self, metadata: Any, attributes: dict[str, Any], only: str | None = None) -> None:
+        docs = metadata_documents(self._path, self.zarr_format, metadata, attributes)
+        if self.zarr_format == 2 and only is not None:
+            docs = {k: v for k, v in docs.items() if k.endswith(only)}
+        self._store.set_many(docs)
+
+    def _persist_attributes(self, attributes: dict[str, Any]) -> None:
+        self._check_writable()
+        self._write_metadata(self._metadata, attributes, only=".zattrs")
+
+    def _replace_metadata(self, metadata: Any) -> None:
+        self._write_metadata(metadata, self._attrs.asdict(), only=".zarray")
+        self._metadata = metadata
+        self.__dict__.pop("_layout", None)
+
+    # -- reading -------------------------------------------------------------
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=False)
+        result = engine.read(self._store, self._layout, indexer, out)
+        return result[()] if result.ndim == 0 and out is None else result
+
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=True)
+        result = engine.read(self._store, self._layout, indexer, out)
+        return result[()] if result.ndim == 0 and out is None else result
+
+    def __getitem__(self, selection: Any) -> Any:
+        if _is_basic(selection):
+            return self.get_basic_selection(selection)
+        _check_fancy(selection)
+        return self.get_orthogonal_selection(selection)
+
+    @property
+    def oindex(self) -> _OIndex:
+        return _OIndex(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self[...]
+        a = np.asarray(a)
+        return a if dtype is None else a.astype(dtype)
+
+    # -- writing -------------------------------------------------------------
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self._check_writable()
+        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=False)
+        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._check_writable()
+        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=True)
+        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        if _is_basic(selection):
+            self.set_basic_selection(selection, value)
+            return
+        _check_fancy(selection)
+        self.set_orthogonal_selection(selection, value)
+
+    def resize(self, *shape: Any) -> None:
+        """Change the shape. Chunks wholly outside the new shape are deleted; the
+        cut-off part of chunks straddling a shrunk edge is reset to the fill value,
+        so growing again shows the fill value there, not old data."""
+        self._check_writable()
+        new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
+        if len(new_shape) != self.ndim:
+            raise ValueError(
+                f"array {self.name!r}: new shape {new_shape} has {len(new_shape)} dimensions, "
+                f"the array has {self.ndim}"
+            )
+        if any(s < 0 for s in new_shape):
+            raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
+        old_shape, layout = self.shape, self._layout
+        # reset the cut-off part of straddling chunks
+        for d, (old, new, c) in enumerate(zip(old_shape, new_shape, self.chunks)):
+            edge = min(old, -(-new // c) * c)
+            if new < old and new < edge:
+                region = tuple(slice(0, min(o, n)) for o, n in zip(old_shape, new_shape))
+                region = region[:d] + (slice(new, edge),) + region[d + 1 :]
+                indexer = Indexer(region, old_shape, self.chunks)
+                engine.write(self._store, layout, indexer, layout.fill_value)
+        # delete chunks wholly outside
+        new_grid = RegularGrid(new_shape, self.chunks).grid_shape
+        stale = [
+            layout.chunk_key(coords)
+            for coords in RegularGrid(old_shape, self.chunks).all_chunk_coords()
+            if any(i >= n for i, n in zip(coords, new_grid))
+        ]
+        self._replace_metadata(replace(self._metadata, shape=new_shape))
+        if stale:
+            self._store.delete_many(stale)
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Append ``data`` along ``axis``; returns the new shape."""
+        self._check_writable()
+        data = np.asarray(data)
+        if data.ndim != self.ndim:
+            raise ValueError(f"array {self.name!r}: cannot append {data.ndim}-d data to a {self.ndim}-d array")
+        axis = axis + self.ndim if axis < 0 else axis
+        for d, (a, b) in enumerate(zip(self.shape, data.shape)):
+            if d != axis and a != b:
+                raise ValueError(
+                    f"array {self.name!r}: data of shape {data.shape} does not match the array's "
+                    f"shape {self.shape} outside axis {axis}"
+                )
+        old = self.shape[axis]
+        new_shape = tuple(s + data.shape[axis] if d == axis else s for d, s in enumerate(self.shape))
+        self.resize(new_shape)
+        region = tuple(slice(old, None) if d == axis else slice(None) for d in range(self.ndim))
+        self[region] = data
+        return new_shape
+
+    # -- dunder ------------------------------------------------------------------
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<zarrdask.Array {self.name!r} v{self.zarr_format} shape={self.shape} dtype={self.dtype}>"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Array)
+            and other._store is self._store
+            and other._path == self._path
+            and other._metadata == self._metadata
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self._store), self._path))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "store": self._store,
+            "path": self._path,
+            "metadata": self._metadata,
+            "attributes": self._attrs.asdict(),
+            "read_only": self._read_only,
+            "write_empty_chunks": self._write_empty_chunks,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["store"],
+            state["path"],
+            state["metadata"],
+            state["attributes"],
+            read_only=state["read_only"],
+            write_empty_chunks=state["write_empty_chunks"],
+        )
+
+
+class ArrayInfo:
+    """A summary of an array (``Array.info``); ``repr`` prints it as a table."""
+
+    def __init__(self, array: Array) -> None:
+        a = array
+        self.items: dict[str, Any] = {
+            "Name": a.name,
+            "Type": "Array",
+            "Zarr format": a.zarr_format,
+            "Data type": str(a.dtype),
+            "Shape": a.shape,
+            "Chunk shape": a.chunks,
+            "Shard shape": a.shards,
+            "Order": a.order,
+            "Read-only": a.read_only,
+            "Store type": type(a.store).__name__,
+            "Filters": a.filters,
+            "Serializer": a.serializer,
+            "Compressors": a.compressors,
+            "Fill value": a.fill_value,
+            "No. bytes": a.nbytes,
+            "No. chunks": a.nchunks,
+        }
+        if a.store.listable:
+            self.items["Chunks initialized"] = f"{a.nchunks_initialized}/{a.nchunks}"
+            stored = a.nbytes_stored
+            self.items["No. bytes stored"] = stored
+            if stored:
+                self.items["Storage ratio"] = round(a.nbytes / stored, 2)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.items[key]
+
+    def __repr__(self) -> str:
+        width = max(map(len, self.items))
+        return "\n".join(f"{k:<{width}} : {v}" for k, v in self.items.items())
+

@@ -1,0 +1,247 @@
+"""The Group: a node holding arrays and groups (Zarr v2 spec "Groups";
+zarr-specs v3 core "Group metadata").
+
+Children are found by listing the store under the group's path and reading
+every candidate's metadata in one batched call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..errors import ContainsArrayError, NodeNotFoundError, ReadOnlyError, StoreError
+from ..storage.abc import Store
+from ..storage.keys import join_path, normalize_path
+from .array import Array
+from .nodes import Attributes, NodeDocs, key_of, metadata_documents, node_name, read_node, read_nodes
+
+_META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+
+
+def node_from_docs(store: Store, node: NodeDocs, *, read_only: bool) -> "Array | Group":
+    if node.node_type == "array":
+        return Array._from_node(store, node, read_only=read_only)
+    return Group(store, node.path, node.metadata, node.attributes, read_only=read_only)
+
+
+class Group:
+    """A Zarr group. Open or create one with :func:`zarrdask.open_group` or
+    :func:`zarrdask.group`."""
+
+    def __init__(
+        self, store: Store, path: str, metadata: Any, attributes: dict[str, Any], *, read_only: bool = False
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._metadata = metadata
+        self._read_only = read_only or not store.writable
+        self._attrs = Attributes(dict(attributes), self._persist_attributes)
+
+    # -- properties ----------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return node_name(self._path)
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def zarr_format(self) -> int:
+        return self._metadata.zarr_format
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return self._attrs
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"group {self.name!r} in {self._store!r} is read-only")
+
+    def _persist_attributes(self, attributes: dict[str, Any]) -> None:
+        self._check_writable()
+        docs = metadata_documents(self._path, self.zarr_format, self._metadata, attributes)
+        if self.zarr_format == 2:
+            docs = {k: v for k, v in docs.items() if k.endswith(".zattrs")}
+        self._store.set_many(docs)
+
+    # -- navigation ---------------------------------------------------------------
+    def _child_path(self, name: str) -> str:
+        rel = normalize_path(name)
+        if not rel:
+            raise KeyError(f"group {self.name!r}: an empty name names no member")
+        return join_path(self._path, rel)
+
+    def __getitem__(self, name: str) -> "Array | Group":
+        path = self._child_path(name)
+        node = read_node(self._store, path, self.zarr_format)
+        if node is None:
+            raise NodeNotFoundError(f"group {self.name!r} has no member {name!r} (path {node_name(path)!r})")
+        return node_from_docs(self._store, node, read_only=self._read_only)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            return read_node(self._store, self._child_path(name), self.zarr_format) is not None
+        except (KeyError, ValueError):
+            return False
+
+    def _children(self) -> list[tuple[str, NodeDocs]]:
+        if not self._store.listable:
+            raise StoreError(
+                f"group {self.name!r}: {self._store!r} cannot list its keys, so members are unknown; "
+                "open the group from a listable store or with consolidated metadata"
+            )
+        names = [n for n in self._store.list_dir(self._path) if n not in _META_NAMES]
+        nodes = read_nodes(self._store, [join_path(self._path, n) for n in names], self.zarr_format)
+        return [(n, node) for n, node in zip(names, nodes) if node is not None]
+
+    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, "Array | Group"], ...]:
+        """``(name, node)`` pairs of the members, sorted by name.
+
+        ``max_depth=0`` gives the direct children; ``None`` every descendant,
+        named by its path relative to this group.
+        """
+        out: list[tuple[str, Array | Group]] = []
+        for name, node in self._children():
+            child = node_from_docs(self._store, node, read_only=self._read_only)
+            out.append((name, child))
+            if isinstance(child, Group) and (max_depth is None or max_depth > 0):
+                sub = child.members(None if max_depth is None else max_depth - 1)
+                out.extend((f"{name}/{n}", c) for n, c in sub)
+        return tuple(sorted(out, key=lambda x: x[0]))
+
+    def keys(self) -> Iterator[str]:
+        return iter(sorted(n for n, _ in self._children()))
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
+
+    def __len__(self) -> int:
+        return len(self._children())
+
+    def arrays(self) -> Iterator[tuple[str, Array]]:
+        return ((n, c) for n, c in self.members() if isinstance(c, Array))
+
+    def groups(self) -> Iterator[tuple[str, "Group"]]:
+        return ((n, c) for n, c in self.members() if isinstance(c, Group))
+
+    def array_keys(self) -> Iterator[str]:
+        return (n for n, _ in self.arrays())
+
+    def group_keys(self) -> Iterator[str]:
+        return (n for n, _ in self.groups())
+
+    # -- creation ---------------------------------------------------------------
+    def create_group(self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> "Group":
+        """Create a child group (and any missing intermediate groups)."""
+        from .api import _create_group
+
+        self._check_writable()
+        return _create_group(
+            self._store, self._child_path(name), self.zarr_format, overwrite=overwrite, attributes=attributes
+        )
+
+    def require_group(self, name: str, *, attributes: dict[str, Any] | None = None) -> "Group":
+        """The child group ``name``, created if missing; an array there is an error."""
+        path = self._child_path(name)
+        node = read_node(self._store, path, self.zarr_format)
+        if node is None:
+            return self.create_group(name, attributes=attributes)
+        if node.node_type == "array":
+            raise ContainsArrayError(f"group {self.name!r}: {name!r} is an array, not a group")
+        return Group(self._store, path, node.metadata, node.attributes, read_only=self._read_only)
+
+    def create_array(self, name: str, **kwargs: Any) -> Array:
+        """Create a child array; keywords as for :func:`zarrdask.create_array`."""
+        from .api import create_array
+
+        self._check_writable()
+        kwargs.setdefault("zarr_format", self.zarr_format)
+        return create_array(self._store, path=self._child_path(name), **kwargs)
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any, **kwargs: Any) -> Array:
+        """The child array ``name``, created if missing; an existing one must have
+        the given shape and dtype."""
+        import numpy as np
+
+        path = self._child_path(name)
+        node = read_node(self._store, path, self.zarr_format)
+        if node is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if node.node_type != "array":
+            raise TypeError(f"group {self.name!r}: {name!r} is a group, not an array")
+        arr = Array._from_node(self._store, node, read_only=self._read_only)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if arr.shape != shape or arr.dtype != np.dtype(dtype):
+            raise TypeError(
+                f"group {self.name!r}: array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
+                f"expected {shape} and {np.dtype(dtype)}"
+            )
+        return arr
+
+    # -- display ----------------------------------------------------------------
+    def tree(self, level: int | None = None) -> "Tree":
+        """A text tree of the hierarchy below this group (``level`` limits the depth)."""
+        lines = [self.name if self._path else "/"]
+
+        def walk(group: Group, prefix: str, depth: int) -> None:
+            children = group.members()
+            for i, (name, child) in enumerate(children):
+                last = i == len(children) - 1
+                branch = "└── " if last else "├── "
+                if isinstance(child, Array):
+                    lines.append(f"{prefix}{branch}{name} {child.shape} {child.dtype}")
+                else:
+                    lines.append(f"{prefix}{branch}{name}")
+                    if level is None or depth + 1 < level:
+                        walk(child, prefix + ("    " if last else "│   "), depth + 1)
+
+        walk(self, "", 0)
+        return Tree("\n".join(lines))
+
+    @property
+    def info(self) -> str:
+        return (
+            f"Name        : {self.name}\nType        : Group\nZarr format : {self.zarr_format}\n"
+            f"Read-only   : {self.read_only}\nStore type  : {type(self._store).__name__}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<zarrdask.Group {self.name!r} v{self.zarr_format}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Group) and other._store is self._store and other._path == self._path
+
+    def __hash__(self) -> int:
+        return hash((id(self._store), self._path))
+
+
+class Tree(str):
+    """The text of :meth:`Group.tree`; prints as the tree."""
+
+    def __repr__(self) -> str:
+        return str(self)

@@ -1,0 +1,221 @@
+"""Finding, reading and writing node metadata documents.
+
+Zarr v2 (spec "Hierarchies"): an array is a ``.zarray`` key, a group a ``.zgroup``
+key, user attributes live in ``.zattrs``; creating a node creates every missing
+ancestor group. Zarr v3 (zarr-specs v3 core, "Storage" and "Hierarchy"): every
+node is one ``zarr.json`` document holding its attributes; there are no implicit
+groups, so a path without ``zarr.json`` is not a node.
+
+Every lookup reads all candidate documents of a node in one batched store call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from .. import _json
+from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
+from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3
+from ..storage.abc import Store
+
+ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
+
+
+def key_of(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
+
+
+def node_name(path: str) -> str:
+    return "/" + path
+
+
+@dataclass(frozen=True)
+class NodeDocs:
+    """The parsed metadata of one node."""
+
+    path: str
+    zarr_format: int
+    node_type: str  # "array" | "group"
+    metadata: Any  # ArrayMetadataV2 | ArrayMetadataV3 | GroupMetadataV2 | GroupMetadataV3
+    attributes: dict[str, Any]
+
+
+def _candidate_keys(path: str, zarr_format: int | None) -> list[str]:
+    keys = []
+    if zarr_format in (None, 3):
+        keys.append(key_of(path, ZARR_JSON))
+    if zarr_format in (None, 2):
+        keys += [key_of(path, ZARRAY), key_of(path, ZGROUP), key_of(path, ZATTRS)]
+    return keys
+
+
+def _parse(path: str, found: dict[str, bytes | None]) -> NodeDocs | None:
+    v3 = found.get(key_of(path, ZARR_JSON))
+    if v3 is not None:
+        key = key_of(path, ZARR_JSON)
+        doc = _json.loads(v3, key=key)
+        if not isinstance(doc, dict):
+            raise MetadataError(f"{key}: expected a JSON object, found {type(doc).__name__}")
+        node_type = doc.get("node_type")
+        if node_type == "array":
+            meta = ArrayMetadataV3.from_json(doc, key=key)
+        elif node_type == "group":
+            meta = GroupMetadataV3.from_json(doc, key=key)
+        else:
+            raise MetadataError(
+                f"{key}: field 'node_type' must be 'array' or 'group', found {node_type!r}"
+            )
+        return NodeDocs(path, 3, node_type, meta, dict(meta.attributes))
+    zarray, zgroup = found.get(key_of(path, ZARRAY)), found.get(key_of(path, ZGROUP))
+    if zarray is None and zgroup is None:
+        return None
+    attrs: dict[str, Any] = {}
+    zattrs = found.get(key_of(path, ZATTRS))
+    if zattrs is not None:
+        attrs = _json.loads(zattrs, key=key_of(path, ZATTRS))
+        if not isinstance(attrs, dict):
+            raise MetadataError(
+                f"{key_of(path, ZATTRS)}: expected a JSON object, found {type(attrs).__name__}"
+            )
+    if zarray is not None:
+        key = key_of(path, ZARRAY)
+        meta = ArrayMetadataV2.from_json(_json.loads(zarray, key=key), key=key)
+        return NodeDocs(path, 2, "array", meta, attrs)
+    key = key_of(path, ZGROUP)
+    meta = GroupMetadataV2.from_json(_json.loads(zgroup, key=key), key=key)
+    return NodeDocs(path, 2, "group", meta, attrs)
+
+
+def read_nodes(store: Store, paths: list[str], zarr_format: int | None = None) -> list[NodeDocs | None]:
+    """The nodes at ``paths`` (``None`` where there is none), in one store call."""
+    keys = [k for p in paths for k in _candidate_keys(p, zarr_format)]
+    found = dict(zip(keys, store.get_many(keys)))
+    return [_parse(p, found) for p in paths]
+
+
+def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeDocs | None:
+    return read_nodes(store, [path], zarr_format)[0]
+
+
+def require_node(store: Store, path: str, zarr_format: int | None = None) -> NodeDocs:
+    node = read_node(store, path, zarr_format)
+    if node is None:
+        fmt = f" (zarr_format={zarr_format})" if zarr_format else ""
+        raise NodeNotFoundError(f"no array or group at path {node_name(path)!r} in {store!r}{fmt}")
+    return node
+
+
+def metadata_documents(
+    path: str, zarr_format: int, metadata: Any, attributes: dict[str, Any]
+) -> dict[str, bytes]:
+    """The keys and bytes that store a node."""
+    if zarr_format == 3:
+        doc = metadata.to_json()
+        doc["attributes"] = attributes
+        return {key_of(path, ZARR_JSON): _json.dumps(doc)}
+    name = ZARRAY if isinstance(metadata, ArrayMetadataV2) else ZGROUP
+    return {key_of(path, name): _json.dumps(metadata.to_json()), key_of(path, ZATTRS): _json.dumps(attributes)}
+
+
+def node_keys(path: str) -> list[str]:
+    """Every metadata key a node at ``path`` may have, in any format."""
+    return [key_of(path, k) for k in (ZARR_JSON, ZARRAY, ZGROUP, ZATTRS)]
+
+
+def ancestors(path: str) -> list[str]:
+    """``"a/b/c"`` → ``["", "a", "a/b"]``."""
+    if not path:
+        return []
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts))]
+
+
+def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, kind: str) -> dict[str, bytes]:
+    """Check that a node can be created at ``path``; return the documents of the
+    ancestor groups that must be created with it (v2 spec "Groups": ancestors are
+    created as groups; zarr-python does the same for v3).
+
+    An existing node at ``path`` is an error unless ``overwrite``, in which case it
+    is deleted with everything under it. An array among the ancestors is an error.
+    """
+    paths = [*ancestors(path), path]
+    nodes = read_nodes(store, paths)
+    existing = nodes[-1]
+    if existing is not None and not overwrite:
+        err = ContainsArrayError if existing.node_type == "array" else ContainsGroupError
+        raise err(
+            f"cannot create {kind} at path {node_name(path)!r}: a v{existing.zarr_format} "
+            f"{existing.node_type} exists there (pass overwrite=True to replace it)"
+        )
+    docs: dict[str, bytes] = {}
+    for p, node in zip(paths[:-1], nodes[:-1]):
+        if node is None:
+            meta = GroupMetadataV3.from_json(
+                {"zarr_format": 3, "node_type": "group", "attributes": {}}, key=key_of(p, ZARR_JSON)
+            ) if zarr_format == 3 else GroupMetadataV2.from_json({"zarr_format": 2}, key=key_of(p, ZGROUP))
+            docs.update(metadata_documents(p, zarr_format, meta, {}))
+        elif node.node_type == "array":
+            raise ContainsArrayError(
+                f"cannot create {kind} at path {node_name(path)!r}: its parent "
+                f"{node_name(p)!r} is an array, and only groups may have children"
+            )
+    return docs
+
+
+def clear_node(store: Store, path: str) -> None:
+    """Delete a node and everything under it."""
+    if path:
+        store.delete_prefix(path + "/")
+    else:
+        store.delete_prefix("")
+    store.delete_many(node_keys(path))
+
+
+class Attributes(MutableMapping):
+    """User attributes of a node, persisted on every change.
+
+    ``update`` and ``put`` write once for many keys.
+    """
+
+    def __init__(self, data: dict[str, Any], persist: Callable[[dict[str, Any]], None]) -> None:
+        self._data = data
+        self._persist = persist
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def _commit(self, new: dict[str, Any]) -> None:
+        self._persist(new)
+        self._data.clear()
+        self._data.update(new)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._commit({**self._data, key: value})
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._data:
+            raise KeyError(key)
+        new = dict(self._data)
+        del new[key]
+        self._commit(new)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        self._commit({**self._data, **dict(*args, **kwargs)})
+
+    def put(self, d: dict[str, Any]) -> None:
+        """Replace every attribute with ``d``."""
+        self._commit(dict(d))
+
+    def asdict(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def __repr__(self) -> str:
+        return f"Attributes({self._data!r})"

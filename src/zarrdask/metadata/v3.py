@@ -1,0 +1,493 @@
+"""Zarr v3 metadata documents: ``zarr.json`` for arrays and groups.
+
+Spec: ``zarr-specs/v3-core.rst`` sections "Array metadata" (mandatory
+``zarr_format``, ``node_type``, ``shape``, ``data_type``, ``chunk_grid``,
+``chunk_key_encoding``, ``fill_value``, ``codecs``; optional ``attributes``,
+``storage_transformers``, ``dimension_names``), "Group metadata", "Additional
+fields" (an implementation MUST fail to open a node with an unknown field not
+marked ``"must_understand": false``; groups may carry ``consolidated_metadata``),
+"Extension definition" (objects ``{"name", "configuration"?}`` or short-hand
+names; ``must_understand=false`` is not supported for data type, chunk grid and
+chunk key encoding) and "Node names"; ``v3-chunk-grids-regular-grid.rst``
+(``{"name": "regular", "configuration": {"chunk_shape": [...]}}``);
+``v3-chunk-key-encodings-default.rst`` (separator defaults to ``"/"``) and
+``v3-chunk-key-encodings-v2.rst`` (separator defaults to ``"."``).
+
+Round trip: ``ArrayMetadataV3.from_json(d).to_json() == d`` for every valid
+document. The parsed object remembers the JSON it came from (``_source``) and
+reuses the original form of each field whose value is unchanged — the data
+type (``"structured"`` vs ``"struct"``, ``r32`` vs ``raw_bytes``, ``"μs"``),
+the fill value (hex NaN payloads, ``1`` vs ``1.0``), short-hand names, absent
+vs empty ``attributes`` / ``storage_transformers``, key order. A document built
+in code gets canonical JSON, laid out as zarr-python 3.1.6 writes it.
+
+Codecs are kept as the raw JSON given (``dict`` or short-hand ``str``); codec
+objects are built in ``zarrdask.codecs``. No storage transformers are
+supported: a non-empty ``storage_transformers`` list is an error.
+
+Example (v3-core.rst)::
+
+    {"zarr_format": 3, "node_type": "array", "shape": [10000, 1000],
+     "dimension_names": ["rows", "columns"], "data_type": "float64",
+     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1000, 100]}},
+     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+     "fill_value": "NaN", "attributes": {"foo": 42, "bar": "apples", "baz": [1, 2, 3, 4]}}
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import InvalidKeyError, MetadataError
+from .dtypes import (
+    _MISSING,
+    _err,
+    _is_int,
+    _parse_v3,
+    data_type_to_v3,
+    decode_fill_value_v3,
+    encode_fill_value_v3,
+    fill_values_equal,
+    normalize_fill_value,
+)
+
+__all__ = [
+    "ArrayMetadataV3",
+    "GroupMetadataV3",
+    "ChunkKeyEncodingSpec",
+    "InvalidNodeNameError",
+    "validate_node_name",
+]
+
+_ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+                   "fill_value", "codecs")
+_ARRAY_OPTIONAL = ("attributes", "storage_transformers", "dimension_names")
+_GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
+
+
+class InvalidNodeNameError(InvalidKeyError, MetadataError):
+    """A node name breaks the v3-core "Node names" rules (both an InvalidKeyError and a MetadataError)."""
+
+
+def validate_node_name(name: Any) -> str:
+    """Check a (non-root) node name against v3-core "Node names"; return it.
+
+    Enforces the MUSTs only: a non-empty string, no ``"/"``, not made only of
+    periods (``"."``, ``".."``), not starting with the reserved ``"__"``, not
+    ``"zarr.json"``. The recommended character set is not enforced.
+    """
+    problem = None
+    if not isinstance(name, str):
+        problem = "a string"
+    elif name == "":
+        problem = "a non-empty string"
+    elif "/" in name:
+        problem = 'a name without "/"'
+    elif set(name) == {"."}:
+        problem = "a name not made only of periods"
+    elif name.startswith("__"):
+        problem = 'a name not starting with the reserved prefix "__"'
+    elif name == "zarr.json":
+        problem = 'a name other than "zarr.json"'
+    if problem:
+        raise InvalidNodeNameError(f"node name: found {name!r}, expected {problem} (v3-core \"Node names\")")
+    return name
+
+
+def _require_dict(doc: Any, key: str, what: str) -> dict:
+    if not isinstance(doc, dict):
+        raise MetadataError(f"{key}: found {type(doc).__name__} {doc!r:.100}, expected a JSON object ({what})")
+    return doc
+
+
+def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str, ...] | None,
+                      *, allow_optional: bool) -> tuple[str, dict | None]:
+    """Validate an extension definition (object or short-hand name); return (name, configuration)."""
+    if isinstance(value, str):
+        ext_name, conf = value, None
+    elif isinstance(value, dict):
+        extra = set(value) - {"name", "configuration", "must_understand"}
+        if extra:
+            raise _err(key, name, value, f'an object with "name" and "configuration" (unknown keys {sorted(extra)})')
+        ext_name = value.get("name", _MISSING)
+        if not isinstance(ext_name, str):
+            raise _err(key, f"{name}.name", ext_name, "a string")
+        conf = value.get("configuration")
+        if "configuration" in value and not isinstance(conf, dict):
+            raise _err(key, f"{name}.configuration", conf, "an object")
+        mu = value.get("must_understand", True)
+        if not isinstance(mu, bool) or (mu is False and not allow_optional):
+            raise _err(key, f"{name}.must_understand", mu,
+                       "true or absent (must_understand=false is not supported here)" if not allow_optional
+                       else "a boolean")
+    else:
+        raise _err(key, name, value, 'an extension object {"name": ..., "configuration": ...} or a name string')
+    if not ext_name:
+        raise _err(key, f"{name}.name", ext_name, "a non-empty name")
+    if allowed_names is not None and ext_name not in allowed_names:
+        raise _err(key, f"{name}.name", ext_name, f"one of {list(allowed_names)} (the supported kinds)")
+    return ext_name, conf
+
+
+@dataclass(frozen=True)
+class ChunkKeyEncodingSpec:
+    """A ``chunk_key_encoding``: ``default`` (separator ``"/"``) or ``v2`` (separator ``"."``)."""
+
+    name: Literal["default", "v2"] = "default"
+    separator: Literal["/", "."] = None  # type: ignore[assignment]  # None → the encoding's default
+
+    def __post_init__(self) -> None:
+        if self.name not in ("default", "v2"):
+            raise _err("<chunk_key_encoding>", "chunk_key_encoding.name", self.name, '"default" or "v2"')
+        if self.separator is None:
+            object.__setattr__(self, "separator", "/" if self.name == "default" else ".")
+        if self.separator not in ("/", "."):
+            raise _err("<chunk_key_encoding>", "chunk_key_encoding.configuration.separator",
+                       self.separator, '"/" or "."')
+
+    @classmethod
+    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ChunkKeyEncodingSpec:
+        fname = "chunk_key_encoding"
+        name, conf = _extension_object(doc, key, fname, ("default", "v2"), allow_optional=False)
+        sep = None
+        if conf:
+            extra = set(conf) - {"separator"}
+            if extra:
+                raise _err(key, f"{fname}.configuration", conf, f'only "separator" (unknown keys {sorted(extra)})')
+            sep = conf.get("separator")
+            if sep not in ("/", "."):
+                raise _err(key, f"{fname}.configuration.separator", sep, '"/" or "."')
+        return cls(name, sep)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "configuration": {"separator": self.separator}}
+
+
+def _int_tuple(value: Any, key: str, name: str, *, minimum: int) -> tuple[int, ...]:
+    ok = isinstance(value, (list, tuple)) and all(
+        (_is_int(v) or isinstance(v, np.integer)) and v >= minimum for v in value)
+    if not ok:
+        what = "non-negative" if minimum == 0 else "positive"
+        raise _err(key, name, value, f"a list of {what} integers")
+    return tuple(int(v) for v in value)
+
+
+def _parse_chunk_grid(value: Any, key: str) -> tuple[int, ...]:
+    _, conf = _extension_object(value, key, "chunk_grid", ("regular",), allow_optional=False)
+    if conf is None or "chunk_shape" not in conf:
+        raise _err(key, "chunk_grid.configuration.chunk_shape", _MISSING,
+                   "a list of positive integers (regular chunk grid)")
+    extra = set(conf) - {"chunk_shape"}
+    if extra:
+        raise _err(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
+    if not isinstance(conf["chunk_shape"], list):
+        raise _err(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"], "a list of positive integers")
+    return _int_tuple(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
+
+
+def _check_codec(value: Any, key: str, name: str) -> Any:
+    _extension_object(value, key, name, None, allow_optional=True)
+    return value
+
+
+def _split_extra(doc: dict, known: tuple[str, ...], key: str) -> dict:
+    """Unknown top-level fields: kept if ``{"must_understand": false, ...}``, else an error."""
+    extra = {}
+    for k, v in doc.items():
+        if k in known:
+            continue
+        if isinstance(v, dict) and v.get("must_understand") is False:
+            extra[k] = copy.deepcopy(v)
+        else:
+            raise _err(key, k, v, 'no such field, or an object with "must_understand": false '
+                                  '(v3-core "Additional fields")')
+    return extra
+
+
+def _reorder(doc: dict, source: dict | None) -> dict:
+    if source is None:
+        return doc
+    out = {k: doc[k] for k in source if k in doc}
+    out.update((k, v) for k, v in doc.items() if k not in out)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayMetadataV3:
+    """A v3 array ``zarr.json`` document.
+
+    ``data_type`` is a native-byte-order numpy dtype, ``fill_value`` the decoded
+    scalar, ``codecs`` the raw codec JSON (objects or short-hand strings),
+    ``extra_fields`` the ``must_understand: false`` top-level extensions.
+    """
+
+    shape: tuple[int, ...]
+    data_type: np.dtype
+    chunk_shape: tuple[int, ...]
+    chunk_key_encoding: ChunkKeyEncodingSpec
+    fill_value: Any
+    codecs: tuple[dict | str, ...]
+    attributes: dict = field(default_factory=dict)
+    dimension_names: tuple[str | None, ...] | None = None
+    storage_transformers: tuple = ()
+    extra_fields: dict = field(default_factory=dict)
+    zarr_format: Literal[3] = 3
+    node_type: Literal["array"] = "array"
+    _source: dict | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._validate("zarr.json")
+
+    def _validate(self, key: str) -> None:
+        s = object.__setattr__
+        s(self, "shape", _int_tuple(self.shape, key, "shape", minimum=0))
+        s(self, "chunk_shape", _int_tuple(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape", minimum=1))
+        if len(self.chunk_shape) != len(self.shape):
+            raise MetadataError(
+                f"{key}: field 'chunk_grid.configuration.chunk_shape': found {list(self.chunk_shape)} "
+                f"(rank {len(self.chunk_shape)}), expected the rank of 'shape' {list(self.shape)} "
+                f"({len(self.shape)})")
+        if not isinstance(self.data_type, np.dtypes.StringDType):
+            s(self, "data_type", np.dtype(self.data_type))
+        if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
+            s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
+        if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
+            raise _err(key, "codecs", self.codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
+        s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+        if not isinstance(self.attributes, dict):
+            raise _err(key, "attributes", self.attributes, "an object")
+        if self.dimension_names is not None:
+            dn = self.dimension_names
+            if not isinstance(dn, (list, tuple)) or not all(d is None or isinstance(d, str) for d in dn):
+                raise _err(key, "dimension_names", dn, "a list of strings or nulls")
+            if len(dn) != len(self.shape):
+                raise _err(key, "dimension_names", dn, f"{len(self.shape)} names (the rank of 'shape')")
+            s(self, "dimension_names", tuple(dn))
+        if not isinstance(self.storage_transformers, (list, tuple)) or self.storage_transformers:
+            raise _err(key, "storage_transformers", self.storage_transformers,
+                       "an empty list or no field: no storage transformers are supported")
+        s(self, "storage_transformers", ())
+        if not isinstance(self.extra_fields, dict) or not all(
+                isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
+            raise _err(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
+        if self.zarr_format != 3 or not _is_int(self.zarr_format):
+            raise _err(key, "zarr_format", self.zarr_format, "3")
+        if self.node_type != "array":
+            raise _err(key, "node_type", self.node_type, '"array"')
+        if self.fill_value is None:
+            raise _err(key, "fill_value", None, "a fill value (required in v3)")
+        s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
+
+    # -- convenience ------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Alias of :attr:`data_type`."""
+        return self.data_type
+
+    # -- JSON ---------------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ArrayMetadataV3:
+        """Parse and validate an array ``zarr.json`` document (a dict)."""
+        _require_dict(doc, key, "array metadata")
+        for name in _ARRAY_REQUIRED:
+            if name not in doc:
+                raise _err(key, name, _MISSING, "a value (required by v3-core 'Array metadata')")
+        if doc["zarr_format"] != 3 or not _is_int(doc["zarr_format"]):
+            raise _err(key, "zarr_format", doc["zarr_format"], "3")
+        if doc["node_type"] != "array":
+            raise _err(key, "node_type", doc["node_type"], '"array"')
+        if not isinstance(doc["shape"], list):
+            raise _err(key, "shape", doc["shape"], "a list of non-negative integers")
+        shape = _int_tuple(doc["shape"], key, "shape", minimum=0)
+        dt = _parse_v3(doc["data_type"], key, "data_type")
+        chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
+        if len(chunk_shape) != len(shape):
+            raise MetadataError(
+                f"{key}: field 'chunk_grid.configuration.chunk_shape': found {list(chunk_shape)} "
+                f"(rank {len(chunk_shape)}), expected the rank of 'shape' {list(shape)} ({len(shape)})")
+        cke = ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"], key=key)
+        fill = decode_fill_value_v3(doc["fill_value"], dt.dtype, key=key, data_type=doc["data_type"])
+        codecs = doc["codecs"]
+        if not isinstance(codecs, list) or not codecs:
+            raise _err(key, "codecs", codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
+        codecs = tuple(copy.deepcopy(_check_codec(c, key, f"codecs[{i}]")) for i, c in enumerate(codecs))
+        attributes = doc.get("attributes", {})
+        if not isinstance(attributes, dict):
+            raise _err(key, "attributes", attributes, "an object")
+        st = doc.get("storage_transformers", [])
+        if not isinstance(st, list) or st:
+            raise _err(key, "storage_transformers", st,
+                       "an empty list or no field: no storage transformers are supported")
+        dn = doc.get("dimension_names")
+        if dn is not None and not isinstance(dn, list):
+            raise _err(key, "dimension_names", dn, "a list of strings or nulls")
+        extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key)
+        meta = cls.__new__(cls)
+        for name, value in (("shape", shape), ("data_type", dt.dtype), ("chunk_shape", chunk_shape),
+                            ("chunk_key_encoding", cke), ("fill_value", fill), ("codecs", codecs),
+                            ("attributes", copy.deepcopy(attributes)), ("dimension_names", dn),
+                            ("storage_transformers", ()), ("extra_fields", extra), ("zarr_format", 3),
+                            ("node_type", "array"), ("_source", copy.deepcopy(doc))):
+            object.__setattr__(meta, name, value)
+        meta._validate(key)
+        return meta
+
+    def _data_type_json(self) -> tuple[Any, bool]:
+        """(JSON of the data type, whether it is the original form)."""
+        src = self._source
+        if src is not None and "data_type" in src:
+            try:
+                if _parse_v3(src["data_type"], "zarr.json", "data_type").dtype == self.data_type:
+                    return src["data_type"], True
+            except MetadataError:  # pragma: no cover - the source was validated
+                pass
+        return data_type_to_v3(self.data_type), False
+
+    def to_json(self) -> dict:
+        """The ``zarr.json`` document: the original JSON for unchanged fields, else canonical."""
+        src = self._source
+        dt_json, dt_orig = self._data_type_json()
+        fill_json = None
+        if dt_orig and "fill_value" in src:
+            try:
+                same = fill_values_equal(
+                    decode_fill_value_v3(src["fill_value"], self.data_type, data_type=dt_json), self.fill_value)
+            except MetadataError:  # pragma: no cover
+                same = False
+            if same:
+                fill_json = src["fill_value"]
+        if fill_json is None:
+            fill_json = encode_fill_value_v3(self.fill_value, self.data_type, data_type=dt_json)
+
+        grid = {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
+        if src is not None and "chunk_grid" in src and _parse_chunk_grid(src["chunk_grid"], "zarr.json") == \
+                self.chunk_shape:
+            grid = src["chunk_grid"]
+        cke = self.chunk_key_encoding.to_json()
+        if src is not None and "chunk_key_encoding" in src and \
+                ChunkKeyEncodingSpec.from_json(src["chunk_key_encoding"]) == self.chunk_key_encoding:
+            cke = src["chunk_key_encoding"]
+
+        doc: dict[str, Any] = {
+            "shape": list(self.shape),
+            "data_type": dt_json,
+            "chunk_grid": grid,
+            "chunk_key_encoding": cke,
+            "fill_value": fill_json,
+            "codecs": list(self.codecs),
+        }
+        if self.attributes or src is None or "attributes" in src:
+            doc["attributes"] = self.attributes
+        if self.dimension_names is not None:
+            doc["dimension_names"] = list(self.dimension_names)
+        elif src is not None and "dimension_names" in src and src["dimension_names"] is None:
+            doc["dimension_names"] = None
+        doc["zarr_format"] = 3
+        doc["node_type"] = "array"
+        if src is None or "storage_transformers" in src:
+            doc["storage_transformers"] = []
+        doc.update(self.extra_fields)
+        return copy.deepcopy(_reorder(doc, src))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayMetadataV3):
+            return NotImplemented
+        names = ("shape", "data_type", "chunk_shape", "chunk_key_encoding", "codecs", "attributes",
+                 "dimension_names", "extra_fields")
+        return all(getattr(self, n) == getattr(other, n) for n in names) and fill_values_equal(
+            self.fill_value, other.fill_value)
+
+    def __hash__(self) -> int:
+        canonical = ArrayMetadataV3(
+            self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding, self.fill_value,
+            self.codecs, self.attributes, self.dimension_names, (), self.extra_fields)
+        return hash(json.dumps(canonical.to_json(), sort_keys=True))
+
+
+@dataclass(frozen=True)
+class GroupMetadataV3:
+    """A v3 group ``zarr.json`` document.
+
+    ``consolidated_metadata`` is the raw object (``{"kind": "inline",
+    "must_understand": false, "metadata": {...}}``) or ``None``; it is parsed by
+    ``zarrdask.metadata.consolidated``. ``extra_fields`` holds
+    ``must_understand: false`` extensions.
+    """
+
+    attributes: dict = field(default_factory=dict)
+    extra_fields: dict = field(default_factory=dict)
+    consolidated_metadata: dict | None = None
+    zarr_format: Literal[3] = 3
+    node_type: Literal["group"] = "group"
+    _source: dict | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._validate("zarr.json")
+
+    def _validate(self, key: str) -> None:
+        if not isinstance(self.attributes, dict):
+            raise _err(key, "attributes", self.attributes, "an object")
+        cm = self.consolidated_metadata
+        if cm is not None:
+            if not isinstance(cm, dict):
+                raise _err(key, "consolidated_metadata", cm, 'null or an object {"kind": "inline", ...}')
+            if cm.get("kind", "inline") != "inline":
+                raise _err(key, "consolidated_metadata.kind", cm.get("kind"), '"inline"')
+            if not isinstance(cm.get("metadata", {}), dict):
+                raise _err(key, "consolidated_metadata.metadata", cm.get("metadata"), "an object")
+            if not isinstance(cm.get("must_understand", False), bool):
+                raise _err(key, "consolidated_metadata.must_understand", cm.get("must_understand"), "a boolean")
+        if not isinstance(self.extra_fields, dict) or not all(
+                isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
+            raise _err(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
+        if self.zarr_format != 3 or not _is_int(self.zarr_format):
+            raise _err(key, "zarr_format", self.zarr_format, "3")
+        if self.node_type != "group":
+            raise _err(key, "node_type", self.node_type, '"group"')
+
+    @classmethod
+    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> GroupMetadataV3:
+        """Parse and validate a group ``zarr.json`` document (a dict)."""
+        _require_dict(doc, key, "group metadata")
+        for name in ("zarr_format", "node_type"):
+            if name not in doc:
+                raise _err(key, name, _MISSING, "a value (required by v3-core 'Group metadata')")
+        if doc["zarr_format"] != 3 or not _is_int(doc["zarr_format"]):
+            raise _err(key, "zarr_format", doc["zarr_format"], "3")
+        if doc["node_type"] != "group":
+            raise _err(key, "node_type", doc["node_type"], '"group"')
+        extra = _split_extra(doc, _GROUP_KNOWN, key)
+        meta = cls.__new__(cls)
+        for name, value in (("attributes", copy.deepcopy(doc.get("attributes", {}))), ("extra_fields", extra),
+                            ("consolidated_metadata", copy.deepcopy(doc.get("consolidated_metadata"))),
+                            ("zarr_format", 3), ("node_type", "group"), ("_source", copy.deepcopy(doc))):
+            object.__setattr__(meta, name, value)
+        meta._validate(key)
+        return meta
+
+    def to_json(self) -> dict:
+        """The group ``zarr.json`` (zarr-python's layout for groups built in code)."""
+        src = self._source
+        doc: dict[str, Any] = {}
+        if self.attributes or src is None or "attributes" in src:
+            doc["attributes"] = self.attributes
+        doc["zarr_format"] = 3
+        if self.consolidated_metadata is not None or (src is not None and "consolidated_metadata" in src):
+            doc["consolidated_metadata"] = self.consolidated_metadata
+        doc["node_type"] = "group"
+        doc.update(self.extra_fields)
+        return copy.deepcopy(_reorder(doc, src))
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(GroupMetadataV3(self.attributes, self.extra_fields,
+                                               self.consolidated_metadata).to_json(), sort_keys=True))

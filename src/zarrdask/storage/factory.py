@@ -1,0 +1,146 @@
+"""Turn what a user passes as ``store=`` into a :class:`~zarrdask.storage.abc.Store`.
+
+Accepted, as in zarr-python's ``StoreLike``:
+
+* a :class:`~zarrdask.storage.abc.Store` — returned unchanged;
+* a local path (``str`` or :class:`os.PathLike`) or a ``file://`` URL — a
+  :class:`~zarrdask.storage.local.LocalStore` (zarr-specs v3 "File system
+  store", "Canonical URI"), or a :class:`~zarrdask.storage.zip.ZipStore` if
+  the path ends in ``.zip``;
+* any other URL (``s3://``, ``gs://``, ``https://``, ``memory://``, chained
+  ``a::b://``) — an :class:`~zarrdask.storage.fsspec.FsspecStore`;
+* an fsspec mapper (``fsspec.mapping.FSMap``) — an ``FsspecStore`` over its
+  file system and root;
+* a ``dict`` — a :class:`~zarrdask.storage.memory.MemoryStore` using it.
+
+Modes are zarr-python's: ``"r"`` read only; ``"r+"`` read and write, must
+exist; ``"a"`` read and write, created if missing; ``"w"`` create, removing
+what exists; ``"w-"`` create, fail if it exists. Stores are opened read-only
+for ``"r"`` and writable otherwise; deciding whether a *node* exists, or
+removing one for ``"w"``, is left to the caller, except for zip files, where
+the mode applies to the file itself (``"w"`` truncates it, ``"w-"`` fails if
+it exists, ``"r"``/``"r+"`` need it to exist).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .abc import Store
+
+__all__ = ["store_from", "MODES"]
+
+#: zarr-python access modes
+MODES = ("r", "r+", "a", "w", "w-")
+_ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
+
+
+def _is_url(text: str) -> bool:
+    return "://" in text or "::" in text
+
+
+def _local(path: str, mode: str, what: object, storage_options: Any) -> Store:
+    if storage_options:
+        raise ValueError(
+            f"storage_options were given for the local path {what!r}; they only "
+            "apply to fsspec URLs such as 's3://...' (got keys "
+            f"{sorted(storage_options)})"
+        )
+    if path.lower().endswith(".zip"):
+        from .zip import ZipStore
+
+        if mode == "r+" and not os.path.exists(path):
+            from ..errors import StoreError
+
+            raise StoreError(f"no zip file at {path!r} (mode 'r+' needs an existing file)")
+        return ZipStore(path, mode=_ZIP_MODES[mode])
+    from .local import LocalStore
+
+    return LocalStore(path, read_only=mode == "r")
+
+
+def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | None = None) -> Store:
+    """Make a store from a store, path, URL, fsspec mapper or dict.
+
+    Parameters
+    ----------
+    x : Store, str, os.PathLike, fsspec.mapping.FSMap or dict
+        What to open (see the module documentation).
+    mode : {"r", "r+", "a", "w", "w-"}, default "r"
+        Access mode; ``"r"`` gives a read-only store.
+    storage_options : dict, optional
+        File system options for fsspec URLs (``s3://...`` and the like). Not
+        allowed with local paths, stores or dicts.
+
+    Returns
+    -------
+    Store
+
+    Raises
+    ------
+    ValueError
+        For an unknown mode, or ``storage_options`` with something that is
+        not an fsspec URL.
+    TypeError
+        If ``x`` is none of the accepted types.
+
+    Examples
+    --------
+    >>> store_from({"a": b"1"}).get("a")
+    b'1'
+    >>> store_from("memory://doctest/factory", mode="w")
+    FsspecStore('memory://doctest/factory')
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    read_only = mode == "r"
+
+    if isinstance(x, Store):
+        if storage_options:
+            raise ValueError(
+                f"storage_options cannot be applied to an existing store {x!r}"
+            )
+        return x
+
+    if isinstance(x, os.PathLike):
+        x = os.fspath(x)
+        if isinstance(x, bytes):
+            raise TypeError("store_from needs a str path, not bytes")
+        return _local(x, mode, x, storage_options)
+
+    if isinstance(x, str):
+        if x.startswith("file://") and "::" not in x:
+            return _local(x[len("file://"):], mode, x, storage_options)
+        if _is_url(x):
+            from .fsspec import FsspecStore
+
+            return FsspecStore(x, storage_options=storage_options, read_only=read_only)
+        return _local(x, mode, x, storage_options)
+
+    if isinstance(x, dict):
+        if storage_options:
+            raise ValueError("storage_options cannot be applied to a dict (an in-memory store)")
+        from .memory import MemoryStore
+
+        return MemoryStore(x, read_only=read_only)
+
+    try:
+        from fsspec.mapping import FSMap
+    except ImportError:  # pragma: no cover - fsspec is a dependency
+        FSMap = ()  # type: ignore[assignment]
+    if isinstance(x, FSMap):
+        if storage_options:
+            raise ValueError(
+                "storage_options cannot be applied to an fsspec mapper; "
+                "configure its file system instead"
+            )
+        from .fsspec import FsspecStore
+
+        return FsspecStore.from_mapper(x, read_only=read_only)
+
+    raise TypeError(
+        f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
+        "expected a zarrdask Store, a path or URL string, an os.PathLike, "
+        "an fsspec mapper (fsspec.mapping.FSMap) or a dict"
+    )

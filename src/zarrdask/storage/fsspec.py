@@ -1,0 +1,483 @@
+"""A store over any fsspec file system: S3, GCS, Azure, HTTP(S), memory, ...
+
+Keys map onto paths under a root (zarr-specs v3 "File system store", "Key
+translation": ``<root>/<key>``). Reads are batched so that asynchronous file
+systems fetch them concurrently (see ``ARCHITECTURE.md``, "Concurrency"):
+
+* ``get_many`` issues one ``fs.cat(paths, on_error="return")`` call;
+* ``get_ranges`` issues one ``fs.cat_ranges(paths, starts, ends,
+  on_error="return")`` call for every range of a value; a suffix request
+  becomes a negative start (an HTTP ``Range: bytes=-n``), falling back to a
+  single size lookup when the file system refuses a range;
+* ``set_many`` issues one ``fs.pipe({path: value})`` call.
+
+A missing key (``FileNotFoundError`` and friends) reads as ``None``; any other
+failure raises :class:`~zarrdask.errors.StoreError` naming the key.
+
+HTTP(S) is read-only and cannot be listed: there is no directory listing in
+HTTP, so zarr hierarchies served over HTTP are read through their metadata
+(consolidated metadata, or known paths).
+
+No asyncio here: fsspec runs its own event loop thread for asynchronous file
+systems and exposes blocking methods.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import fsspec
+
+from ..errors import StoreError
+from .abc import Store, ensure_bytes
+from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
+from .keys import validate_key, validate_prefix
+
+__all__ = ["FsspecStore"]
+
+#: exceptions a file system raises for a key that does not exist
+_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+_HTTP = frozenset({"http", "https"})
+
+
+def _has_magic(path: str) -> bool:
+    """Whether fsspec would treat ``path`` as a glob pattern."""
+    return "*" in path or "?" in path or "[" in path
+
+
+def _whole_read_kwargs(fs: Any) -> dict[str, Any]:
+    """Extra ``cat_file`` arguments for whole-value reads.
+
+    s3fs issues a HEAD request before every whole-object GET to decide whether
+    to split the download into parts (``max_concurrency > 1``); zarr values
+    are small, so ask for one plain GET instead.
+    """
+    cat_file = getattr(type(fs), "_cat_file", None)
+    try:
+        params = inspect.signature(cat_file).parameters if cat_file is not None else {}
+    except (TypeError, ValueError):
+        return {}
+    return {"max_concurrency": 1} if "max_concurrency" in params else {}
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
+
+class FsspecStore(Store):
+    """A store over an fsspec file system.
+
+    Parameters
+    ----------
+    url : str
+        Root URL, e.g. ``"s3://bucket/data.zarr"``, ``"memory://tmp/x"``,
+        ``"https://host/data.zarr"``; chained URLs (``"simplecache::s3://..."``)
+        work too.
+    storage_options : dict, optional
+        Passed to the file system (``fsspec.core.url_to_fs``), e.g.
+        ``{"anon": True}`` or ``{"endpoint_url": ...}`` for S3.
+    read_only : bool, default False
+        Refuse writes with :class:`~zarrdask.errors.ReadOnlyError`. HTTP(S)
+        stores are always read-only.
+
+    Notes
+    -----
+    The store pickles by URL and storage options and recreates the file
+    system lazily on first use (a store made by :meth:`from_filesystem`
+    pickles the file system object itself, as fsspec file systems do).
+
+    Examples
+    --------
+    >>> store = FsspecStore("memory://doctest/fsspec-store")
+    >>> store.set_many({"a/0": b"x", "a/1": b"yz"})
+    >>> store.get_many(["a/1", "a/2"])
+    [b'yz', None]
+    >>> store.delete_prefix("")
+    """
+
+    supports_partial_reads = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        storage_options: dict[str, Any] | None = None,
+        read_only: bool = False,
+    ) -> None:
+        if not isinstance(url, str):
+            raise TypeError(f"FsspecStore needs a URL string, got {type(url).__name__}")
+        self.url: str | None = url
+        self.storage_options = dict(storage_options or {})
+        fs, root = fsspec.core.url_to_fs(url, **self.storage_options)
+        self._setup(fs, root, read_only)
+
+    @classmethod
+    def from_filesystem(cls, fs: Any, root: str, *, read_only: bool = False) -> "FsspecStore":
+        """A store over an existing file system object, rooted at ``root``.
+
+        Parameters
+        ----------
+        fs : fsspec.AbstractFileSystem
+            The file system.
+        root : str
+            Root path on it (a protocol prefix is stripped).
+        read_only : bool, default False
+            Refuse writes.
+        """
+        self = cls.__new__(cls)
+        self.url = None
+        self.storage_options = {}
+        self._setup(fs, fs._strip_protocol(root), read_only)
+        return self
+
+    @classmethod
+    def from_mapper(cls, mapper: Any, *, read_only: bool = False) -> "FsspecStore":
+        """A store over the file system and root of an ``fsspec.mapping.FSMap``."""
+        return cls.from_filesystem(mapper.fs, mapper.root, read_only=read_only)
+
+    def _setup(self, fs: Any, root: str, read_only: bool) -> None:
+        self._fs = fs
+        self.root = root.rstrip("/") if root not in ("", "/") else root
+        is_http = bool(_HTTP.intersection(_protocols(fs)))
+        self.protocol = _protocols(fs)[0]
+        self.listable = not is_http
+        self.writable = not read_only and not is_http
+        # The exact string the file system uses for paths under the root:
+        # strip a child path and drop the child's name ("x").
+        self._prefix = fs._strip_protocol(f"{self.root.rstrip('/')}/x")[:-1]
+        self._read_kwargs = _whole_read_kwargs(fs)
+
+    @property
+    def fs(self) -> Any:
+        """The fsspec file system (recreated lazily after unpickling)."""
+        fs = self._fs
+        if fs is None:
+            fs, _ = fsspec.core.url_to_fs(self.url, **self.storage_options)
+            self._fs = fs
+        return fs
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        if self.url is not None:
+            state["_fs"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        ro = ", read_only=True" if not self.writable else ""
+        where = repr(self.url) if self.url is not None else f"{type(self._fs).__name__}, {self.root!r}"
+        return f"FsspecStore({where}{ro})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FsspecStore)
+            and self._prefix == other._prefix
+            and self.protocol == other.protocol
+            and self.writable == other.writable
+            and self.url == other.url
+            and self.storage_options == other.storage_options
+        )
+
+    def __hash__(self) -> int:
+        return hash((FsspecStore, self._prefix, self.protocol, self.writable))
+
+    # -- paths -------------------------------------------------------------
+    def _path(self, key: str) -> str:
+        return self._prefix + validate_key(key)
+
+    def _key(self, path: str) -> str | None:
+        """Key of a path returned by the file system, or None if outside the root."""
+        prefix = self._prefix
+        if not path.startswith(prefix):
+            return None
+        key = path[len(prefix):].rstrip("/")
+        return key or None
+
+    def _error(self, what: str, key: str, exc: BaseException) -> StoreError:
+        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {type(exc).__name__}: {exc}")
+        err.__cause__ = exc
+        return err
+
+    # -- reads -------------------------------------------------------------
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        if not keys:
+            return []
+        paths = [self._path(key) for key in keys]
+        fs = self.fs
+        if any(_has_magic(p) for p in paths):
+            # fs.cat would expand these as glob patterns: read them literally
+            try:
+                values = fs.cat_ranges(paths, None, None, on_error="return", **self._read_kwargs)
+            except Exception as e:
+                raise self._error("read", keys[0], e) from e
+        else:
+            try:
+                found = fs.cat(paths, on_error="return", **self._read_kwargs)
+            except _MISSING:
+                found = {}
+            except Exception as e:
+                raise self._error("read", keys[0], e) from e
+            if not isinstance(found, dict):  # defensive: one path, one value
+                found = {paths[0]: found}
+            values = []
+            for path in paths:
+                value = found.get(path)
+                if value is None:
+                    value = found.get(fs._strip_protocol(path))
+                values.append(value)
+        out: list[bytes | None] = []
+        for key, value in zip(keys, values):
+            if value is None or isinstance(value, _MISSING):
+                out.append(None)
+            elif isinstance(value, BaseException):
+                raise self._error("read", key, value)
+            else:
+                out.append(bytes(value) if not isinstance(value, bytes) else value)
+        return out
+
+    def _size(self, key: str, path: str) -> int | None:
+        """Size of a value via ``fs.info``; None if missing or a directory."""
+        try:
+            info = self.fs.info(path)
+        except _MISSING:
+            return None
+        except Exception as e:
+            raise self._error("look up the size of", key, e) from e
+        if info.get("type", "file") != "file":
+            return None
+        size = info.get("size")
+        if size is None:  # e.g. an HTTP server without Content-Length
+            value = self.get(key)
+            return None if value is None else len(value)
+        return int(size)
+
+    def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
+        path = self._path(key)
+        fs = self.fs
+        out: list[bytes | None] = [None] * len(ranges)
+        todo: list[int] = []
+        starts: list[int] = []
+        ends: list[int | None] = []
+        for i, request in enumerate(ranges):
+            if isinstance(request, RangeRequest):
+                if request.length == 0:
+                    out[i] = b""
+                    continue
+                starts.append(request.offset)
+                ends.append(request.offset + request.length)
+            elif isinstance(request, OffsetRequest):
+                starts.append(request.offset)
+                ends.append(None)
+            elif isinstance(request, SuffixRequest):
+                if request.length == 0:
+                    out[i] = b""
+                    continue
+                starts.append(-request.length)
+                ends.append(None)
+            else:
+                raise TypeError(f"not a byte request for key {key!r}: {request!r}")
+            todo.append(i)
+
+        failed: list[int] = []
+        if todo:
+            try:
+                results = fs.cat_ranges([path] * len(todo), starts, ends, on_error="return")
+            except _MISSING:
+                return None
+            except Exception as e:
+                raise self._error("read ranges of", key, e) from e
+            for i, result in zip(todo, results):
+                if isinstance(result, _MISSING):
+                    return None
+                if isinstance(result, BaseException):
+                    failed.append(i)
+                    continue
+                out[i] = self._trim(ranges[i], bytes(result))
+        if failed or not todo:
+            # Some range was refused (e.g. HTTP 416 past the end) or nothing was
+            # fetched: one size lookup settles existence and clipping.
+            size = self._size(key, path)
+            if size is None:
+                return None
+            refetch, r_starts, r_ends = [], [], []
+            for i in failed:
+                start, stop = resolve(ranges[i], size)
+                if stop <= start:
+                    out[i] = b""
+                else:
+                    refetch.append(i)
+                    r_starts.append(start)
+                    r_ends.append(stop)
+            if refetch:
+                try:
+                    results = fs.cat_ranges([path] * len(refetch), r_starts, r_ends, on_error="return")
+                except Exception as e:
+                    raise self._error("read ranges of", key, e) from e
+                for i, result in zip(refetch, results):
+                    if isinstance(result, _MISSING):
+                        return None
+                    if isinstance(result, BaseException):
+                        raise self._error(f"read range {ranges[i]} of", key, result)
+                    out[i] = bytes(result)
+        return out  # type: ignore[return-value]
+
+    @staticmethod
+    def _trim(request: ByteRequest, data: bytes) -> bytes:
+        """Guard against a server that ignored the range and sent the whole value."""
+        if isinstance(request, RangeRequest) and len(data) > request.length:
+            return data[request.offset : request.offset + request.length]
+        if isinstance(request, SuffixRequest) and len(data) > request.length:
+            return data[-request.length :]
+        return data
+
+    def exists(self, key: str) -> bool:
+        return self.getsize(key) is not None
+
+    def getsize(self, key: str) -> int | None:
+        return self._size(key, self._path(key))
+
+    # -- writes ------------------------------------------------------------
+    def _makedirs_for(self, paths: Iterable[str]) -> None:
+        fs = self.fs
+        for parent in sorted({p.rsplit("/", 1)[0] for p in paths if "/" in p}):
+            fs.makedirs(parent, exist_ok=True)
+
+    def set(self, key: str, value: bytes) -> None:
+        path = self._path(key)
+        self._check_writable(key)
+        value = ensure_bytes(value)
+        try:
+            try:
+                self.fs.pipe_file(path, value)
+            except FileNotFoundError:  # a local-like file system without auto_mkdir
+                self._makedirs_for([path])
+                self.fs.pipe_file(path, value)
+        except Exception as e:
+            raise self._error("write", key, e) from e
+
+    def set_many(self, items: Mapping[str, bytes]) -> None:
+        if not items:
+            return
+        data = {}
+        for key, value in items.items():
+            path = self._path(key)
+            self._check_writable(key)
+            data[path] = ensure_bytes(value)
+        if len(data) == 1:
+            (key,) = items
+            self.set(key, data[self._prefix + key])
+            return
+        try:
+            try:
+                self.fs.pipe(data)
+            except FileNotFoundError:
+                self._makedirs_for(data)
+                self.fs.pipe(data)
+        except Exception as e:
+            names = list(items)
+            shown = ", ".join(repr(k) for k in names[:5]) + (", ..." if len(names) > 5 else "")
+            err = StoreError(
+                f"{self!r}: cannot write keys [{shown}] ({len(names)} keys): "
+                f"{type(e).__name__}: {e}"
+            )
+            raise err from e
+
+    def delete(self, key: str) -> None:
+        path = self._path(key)
+        self._check_writable(key)
+        try:
+            self.fs.rm_file(path)
+        except _MISSING:
+            pass
+        except Exception as e:
+            raise self._error("delete", key, e) from e
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        paths = []
+        for key in keys:
+            paths.append(self._path(key))
+            self._check_writable(key)
+        if not paths:
+            return
+        if len(paths) == 1 or any(_has_magic(p) for p in paths):
+            for key in keys:
+                self.delete(key)
+            return
+        try:
+            self.fs.rm(paths)
+        except _MISSING:
+            for key in keys:  # a file system whose rm refuses missing paths
+                self.delete(key)
+        except Exception as e:
+            raise self._error("delete", keys[0], e) from e
+
+    def delete_prefix(self, prefix: str) -> None:
+        validate_prefix(prefix)
+        self._check_writable(prefix)
+        self.delete_many(list(self.list_prefix(prefix)))
+
+    # -- listing -----------------------------------------------------------
+    def _check_listable(self, what: str) -> None:
+        if not self.listable:
+            raise StoreError(
+                f"{self!r} cannot {what}: {self.protocol.upper()} has no directory "
+                "listing; open hierarchies over HTTP through their metadata "
+                "(e.g. consolidated metadata) instead"
+            )
+
+    def _find(self, directory: str) -> Iterator[str]:
+        try:
+            paths = self.fs.find(directory)
+        except _MISSING:
+            return iter(())
+        except Exception as e:
+            raise StoreError(f"{self!r}: cannot list {directory!r}: {type(e).__name__}: {e}") from e
+        keys = (self._key(p) for p in paths)
+        return (k for k in keys if k is not None)
+
+    def _dirpath(self, prefix: str) -> str:
+        body = prefix.rstrip("/")
+        return self._prefix + body if body else (self._prefix.rstrip("/") or self._prefix)
+
+    def list(self) -> Iterator[str]:
+        self._check_listable("list keys")
+        return self._find(self._dirpath(""))
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        self._check_listable(f"list keys under {prefix!r}")
+        if prefix == "" or prefix.endswith("/"):
+            directory = self._dirpath(prefix)
+        else:
+            directory = self._dirpath(prefix.rsplit("/", 1)[0] if "/" in prefix else "")
+        return iter([k for k in self._find(directory) if k.startswith(prefix)])
+
+    def list_dir(self, prefix: str) -> list[str]:
+        validate_prefix(prefix)
+        self._check_listable(f"list the children of {prefix!r}")
+        directory = self._dirpath(prefix)
+        body = prefix.rstrip("/")
+        child_prefix = f"{body}/" if body else ""
+        try:
+            entries = self.fs.ls(directory, detail=False)
+        except _MISSING:
+            return []
+        except Exception as e:
+            raise StoreError(f"{self!r}: cannot list {prefix!r}: {type(e).__name__}: {e}") from e
+        names = set()
+        for entry in entries:
+            if isinstance(entry, dict):
+                entry = entry["name"]
+            key = self._key(entry)
+            # ls of a file returns the file itself: keep only real children
+            if key is None or not key.startswith(child_prefix):
+                continue
+            name = key[len(child_prefix):].split("/", 1)[0]
+            if name:
+                names.add(name)
+        return sorted(names)

@@ -1,0 +1,278 @@
+"""The ``gzip``, ``zstd`` and ``blosc`` codecs."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+import struct
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numcodecs.blosc
+import numpy as np
+import pytest
+
+from zarrdask.codecs.abc import ChunkSpec
+from zarrdask.codecs.blosc_codec import CNAMES, BloscCodec
+from zarrdask.codecs.gzip_codec import GzipCodec
+from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size
+from zarrdask.errors import ChecksumError, CodecError, CorruptChunkError
+
+SPEC = ChunkSpec((2500,), np.dtype("int32"), 0)
+DATA = (np.arange(2500, dtype="int32") % 97).tobytes()
+AVAILABLE = numcodecs.blosc.list_compressors()
+
+CODECS = [
+    GzipCodec(),
+    GzipCodec(level=0),
+    GzipCodec(level=9),
+    ZstdCodec(),
+    ZstdCodec(level=-3),
+    ZstdCodec(level=19, checksum=True),
+    BloscCodec(),
+    BloscCodec(cname="lz4", shuffle="bitshuffle", typesize=4, blocksize=1024),
+]
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=repr)
+class TestCommon:
+    def test_round_trip(self, codec):
+        encoded = codec.encode(DATA, SPEC)
+        assert bytes(codec.decode(encoded, SPEC, "k")) == DATA
+        assert codec.encoded_size(len(DATA)) is None
+
+    def test_accepts_memoryview_and_array_input(self, codec):
+        a = np.frombuffer(DATA, dtype="int32")
+        assert bytes(codec.decode(memoryview(bytes(codec.encode(a, SPEC))), SPEC)) == DATA
+        assert bytes(codec.decode(codec.encode(memoryview(DATA), SPEC), SPEC)) == DATA
+
+    def test_decode_into_out(self, codec):
+        out = np.zeros(2500, dtype="int32")
+        result = codec.decode(codec.encode(DATA, SPEC), SPEC, "k", out=memoryview(out).cast("B"))
+        assert out.tobytes() == DATA
+        assert memoryview(result).nbytes == len(DATA)
+
+    @pytest.mark.parametrize("delta", [-1, 1, 4])
+    def test_out_of_the_wrong_size(self, codec, delta):
+        out = bytearray(len(DATA) + delta)
+        with pytest.raises(CorruptChunkError, match=r"'c/0'.*" + str(len(DATA))):
+            codec.decode(codec.encode(DATA, SPEC), SPEC, "c/0", out=memoryview(out))
+
+    def test_garbage_is_a_corrupt_chunk_naming_the_key(self, codec):
+        with pytest.raises(CorruptChunkError, match="a/c/3"):
+            codec.decode(b"this is not compressed data at all", SPEC, "a/c/3")
+
+    def test_truncated(self, codec):
+        encoded = bytes(codec.encode(DATA, SPEC))
+        with pytest.raises(CorruptChunkError, match="a/c/3"):
+            codec.decode(encoded[: len(encoded) // 2], SPEC, "a/c/3")
+
+    def test_empty_input(self, codec):
+        spec = ChunkSpec((0,), np.dtype("int32"), 0)
+        assert bytes(codec.decode(codec.encode(b"", spec), spec)) == b""
+
+    def test_pickle_and_json(self, codec):
+        clone = pickle.loads(pickle.dumps(codec))
+        assert clone == codec
+        assert bytes(clone.decode(codec.encode(DATA, SPEC), SPEC)) == DATA
+        assert type(codec).from_config(codec.to_json()["configuration"]) == codec
+
+    def test_threads(self, codec):
+        chunks = [(np.arange(5000, dtype="int32") * i % 1013).tobytes() for i in range(32)]
+
+        def work(raw):
+            return bytes(codec.decode(codec.encode(raw, SPEC), SPEC))
+
+        with ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(work, chunks)) == chunks
+
+
+# -- gzip -------------------------------------------------------------------------
+@pytest.mark.parametrize("level", range(10))
+def test_gzip_output_is_rfc1952(level):
+    encoded = GzipCodec(level).encode(DATA, SPEC)
+    assert encoded[:4] == b"\x1f\x8b\x08\x00"  # magic, deflate, no flags
+    assert encoded[4:8] == b"\0\0\0\0"  # MTIME 0: deterministic
+    assert encoded[9] == 255
+    assert gzip.decompress(encoded) == DATA
+    crc, size = struct.unpack("<LL", encoded[-8:])
+    assert crc == zlib.crc32(DATA) and size == len(DATA)
+    assert GzipCodec(level).encode(DATA, SPEC) == encoded
+
+
+def test_gzip_same_deflate_stream_as_numcodecs():
+    from numcodecs import GZip
+
+    for level in (1, 5, 9):
+        ours, theirs = GzipCodec(level).encode(DATA, SPEC), GZip(level).encode(DATA)
+        assert ours[:4] + ours[8:] == theirs[:4] + theirs[8:]
+
+
+def test_gzip_reads_multi_member_and_foreign_streams():
+    two = gzip.compress(DATA[:100], mtime=123) + gzip.compress(DATA[100:], compresslevel=1)
+    assert GzipCodec().decode(two, SPEC) == DATA
+
+
+def test_gzip_crc_error():
+    bad = bytearray(GzipCodec().encode(DATA, SPEC))
+    bad[-6] ^= 0xFF
+    with pytest.raises(CorruptChunkError, match="k"):
+        GzipCodec().decode(bytes(bad), SPEC, "k")
+
+
+def test_gzip_json_and_spec_example():
+    assert GzipCodec().to_json() == {"name": "gzip", "configuration": {"level": 5}}
+    assert GzipCodec.from_config({"level": 1}).level == 1  # the spec's example
+    for bad in (-1, 10, 1.5, True, "5"):
+        with pytest.raises(CodecError, match="level"):
+            GzipCodec(bad)
+    with pytest.raises(CodecError, match="unknown"):
+        GzipCodec.from_config({"level": 1, "mtime": 0})
+
+
+# -- zstd ---------------------------------------------------------------------------
+def test_zstd_spec_example():
+    codec = ZstdCodec.from_config({"level": 1, "checksum": True})
+    assert (codec.level, codec.checksum) == (1, True)
+    assert codec.to_json() == {"name": "zstd", "configuration": {"level": 1, "checksum": True}}
+    assert ZstdCodec.from_config({}).to_json() == {"name": "zstd", "configuration": {"level": 0, "checksum": False}}
+
+
+def test_zstd_configuration_errors():
+    for bad in ({"level": 23}, {"level": -131073}, {"level": 2.0}, {"checksum": 1}, {"dict": "x"}):
+        with pytest.raises(CodecError):
+            ZstdCodec.from_config(bad)
+
+
+def test_zstd_checksum_mismatch():
+    encoded = bytearray(ZstdCodec(checksum=True).encode(DATA, SPEC))
+    encoded[-1] ^= 0xFF
+    with pytest.raises(ChecksumError, match="k/0"):
+        ZstdCodec(checksum=True).decode(bytes(encoded), SPEC, "k/0")
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 300, 65791, 70000])
+def test_zstd_frame_content_size(n):
+    assert frame_content_size(memoryview(ZstdCodec().encode(bytes(n), SPEC))) == n
+
+
+def test_zstd_frame_content_size_of_non_frames():
+    assert frame_content_size(memoryview(b"")) is None
+    assert frame_content_size(memoryview(b"\x00" * 16)) is None
+
+
+def test_zstd_decodes_straight_into_out():
+    out = np.zeros(len(DATA), dtype=np.uint8)
+    ZstdCodec().decode(ZstdCodec().encode(DATA, SPEC), SPEC, out=memoryview(out))
+    assert out.tobytes() == DATA
+
+
+def test_zstd_multiple_frames():
+    codec = ZstdCodec()
+    two = codec.encode(DATA[:1000], SPEC) + codec.encode(DATA[1000:], SPEC)
+    assert bytes(codec.decode(two, SPEC)) == DATA
+    out = bytearray(len(DATA))
+    codec.decode(two, SPEC, out=memoryview(out))
+    assert bytes(out) == DATA
+
+
+# -- blosc --------------------------------------------------------------------------
+@pytest.mark.parametrize("cname", [c for c in CNAMES if c in AVAILABLE])
+@pytest.mark.parametrize("shuffle", ["noshuffle", "shuffle", "bitshuffle"])
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float64"])
+def test_blosc_each_cname_and_shuffle(cname, shuffle, dtype):
+    data = (np.arange(4000) % 251).astype(dtype)
+    spec = ChunkSpec(data.shape, data.dtype, 0)
+    codec = BloscCodec(cname=cname, clevel=5, shuffle=shuffle)
+    encoded = codec.encode(data.tobytes(), spec)
+    flags, typesize = encoded[2], encoded[3]
+    assert typesize == data.dtype.itemsize  # typesize taken from the data type
+    assert bool(flags & 0x1) == (shuffle == "shuffle")
+    assert bool(flags & 0x4) == (shuffle == "bitshuffle")
+    assert bytes(codec.decode(encoded, spec)) == data.tobytes()
+
+
+def test_blosc_spec_example():
+    doc = {"cname": "lz4", "clevel": 1, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}
+    codec = BloscCodec.from_config(doc)
+    assert codec.to_json() == {"name": "blosc", "configuration": doc}
+    assert list(codec.get_config()) == ["typesize", "cname", "clevel", "shuffle", "blocksize"]
+    encoded = codec.encode(DATA, ChunkSpec((len(DATA),), np.dtype("uint8"), 0))
+    assert encoded[3] == 4  # the configured typesize wins over the data type's
+
+
+def test_blosc_evolve_records_chosen_values():
+    codec = BloscCodec()
+    assert codec.get_config() == {"cname": "zstd", "clevel": 5, "blocksize": 0}
+    evolved = codec.evolve(ChunkSpec((4,), np.dtype("float64"), 0))
+    assert evolved.get_config() == {"typesize": 8, "cname": "zstd", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}
+    assert codec.evolve(ChunkSpec((4,), np.dtype("uint8"), 0)).shuffle == "bitshuffle"
+    noshuffle = BloscCodec(shuffle="noshuffle").evolve(ChunkSpec((4,), np.dtype("int16"), 0))
+    assert noshuffle.typesize == 2
+    assert evolved.evolve(ChunkSpec((4,), np.dtype("uint8"), 0)) is evolved
+    spec = ChunkSpec((len(DATA) // 8,), np.dtype("float64"), 0)
+    assert codec.encode(DATA, spec) == evolved.encode(DATA, spec)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"cname": "lzma"},
+        {"clevel": 10},
+        {"shuffle": 1},
+        {"shuffle": "byteshuffle"},
+        {"typesize": 0},
+        {"blocksize": -1},
+        {"typesize": 4, "foo": 1},
+    ],
+)
+def test_blosc_configuration_errors(config):
+    with pytest.raises(CodecError):
+        BloscCodec.from_config(config)
+
+
+@pytest.mark.skipif("snappy" in AVAILABLE, reason="this numcodecs build has snappy")
+def test_blosc_unavailable_cname_is_a_clear_error():
+    codec = BloscCodec(cname="snappy")  # valid per the spec
+    with pytest.raises(CodecError, match="snappy"):
+        codec.validate(SPEC)
+    with pytest.raises(CodecError, match="snappy"):
+        codec.encode(DATA, SPEC)
+
+
+def test_blosc_header_checks():
+    encoded = bytes(BloscCodec().encode(DATA, SPEC))
+    with pytest.raises(CorruptChunkError, match="header"):
+        BloscCodec().decode(encoded[:10], SPEC, "k")
+    with pytest.raises(CorruptChunkError, match=str(len(encoded) + 3)):
+        BloscCodec().decode(encoded + b"xyz", SPEC, "k")
+    with pytest.raises(CorruptChunkError, match=str(len(DATA))):
+        BloscCodec().decode(encoded, SPEC, "k", out=memoryview(bytearray(len(DATA) - 8)))
+
+
+def test_blosc_decodes_foreign_settings():
+    # decoding needs no configuration: everything is in the header
+    other = numcodecs.blosc.Blosc(cname="lz4", clevel=9, shuffle=2).encode(DATA)
+    assert bytes(BloscCodec().decode(other, SPEC)) == DATA
+
+
+def test_blosc_does_not_touch_use_threads():
+    before = numcodecs.blosc.use_threads
+    BloscCodec().encode(DATA, SPEC)
+    assert numcodecs.blosc.use_threads is before
+
+
+@pytest.mark.parametrize("use_threads", [None, True, False])
+def test_blosc_threads_in_every_numcodecs_mode(monkeypatch, use_threads):
+    monkeypatch.setattr(numcodecs.blosc, "use_threads", use_threads)
+    codec = BloscCodec(cname="lz4", shuffle="shuffle")
+    chunks = [(np.arange(20000, dtype="int32") * i % 1013).tobytes() for i in range(24)]
+
+    def work(raw):
+        out = bytearray(len(raw))
+        codec.decode(codec.encode(raw, SPEC), SPEC, out=memoryview(out))
+        return bytes(out)
+
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(work, chunks)) == chunks
+    assert [work(c) for c in chunks[:3]] == chunks[:3]  # main thread

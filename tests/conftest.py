@@ -1,0 +1,96 @@
+"""Shared test fixtures: local S3 (moto) and HTTP servers, started once per session.
+
+Fixtures
+--------
+s3_endpoint
+    URL of a moto S3 server on 127.0.0.1 (dummy credentials set in the env).
+s3_storage_options
+    fsspec/s3fs ``storage_options`` for that server, with caching disabled.
+s3_bucket
+    A fresh, empty bucket name per test.
+http_server
+    ``HttpServer(url, root)``: a static server with HTTP range support serving
+    the directory ``root``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+# Assertion rewriting for the reusable conformance suites (must precede imports).
+pytest.register_assert_rewrite("zarrdask.testing")
+
+_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "x",
+    "AWS_SECRET_ACCESS_KEY": "y",
+    "AWS_SESSION_TOKEN": "z",
+    "AWS_SECURITY_TOKEN": "z",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """Start a moto S3 server on 127.0.0.1 for the session; yield its URL."""
+    server_mod = pytest.importorskip("moto.server")
+    saved = {name: os.environ.get(name) for name in _AWS_ENV}
+    os.environ.update(_AWS_ENV)
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def s3_storage_options(s3_endpoint):
+    """``storage_options`` for s3fs talking to the moto server, without caches."""
+    pytest.importorskip("s3fs")
+    return {
+        "endpoint_url": s3_endpoint,
+        "key": "x",
+        "secret": "y",
+        "use_listings_cache": False,
+    }
+
+
+@pytest.fixture(scope="session")
+def s3_client(s3_endpoint):
+    """A boto3 S3 client for the moto server."""
+    boto3 = pytest.importorskip("boto3")
+    return boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
+        region_name="us-east-1",
+    )
+
+
+@pytest.fixture
+def s3_bucket(s3_client):
+    """Create a fresh, empty bucket on the moto server; yield its name."""
+    name = f"test-{uuid.uuid4().hex[:16]}"
+    s3_client.create_bucket(Bucket=name)
+    yield name
+
+
+@pytest.fixture(scope="session")
+def http_server(tmp_path_factory):
+    """A range-capable static HTTP server on 127.0.0.1: ``HttpServer(url, root)``."""
+    from tests._servers import serve_directory
+
+    root = tmp_path_factory.mktemp("http-root")
+    with serve_directory(root) as server:
+        yield server
