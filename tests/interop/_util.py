@@ -163,7 +163,9 @@ def normalize_v3_array_doc(doc: dict[str, Any]) -> dict[str, Any]:
     - a codec without ``configuration`` ≡ one with ``configuration: {}``;
     - ``chunk_key_encoding`` without a ``configuration`` takes the spec default
       separator (``/`` for ``default``, ``.`` for ``v2``), as tensorstore writes it;
-    - ``dimension_names`` absent ≡ all ``null``.
+    - ``dimension_names`` absent ≡ all ``null``;
+    - blosc's ``typesize`` is ignored when ``shuffle`` is ``"noshuffle"`` (the
+      spec requires it only for shuffling; tensorstore then omits it).
     """
     d = dict(doc)
     if d.get("storage_transformers") == []:
@@ -171,6 +173,9 @@ def normalize_v3_array_doc(doc: dict[str, Any]) -> dict[str, Any]:
     if d.get("attributes") == {}:
         del d["attributes"]
     d["codecs"] = [normalize_v3_codec(c) for c in d.get("codecs", [])]
+    for c in d["codecs"]:
+        if c["name"] == "blosc" and c["configuration"].get("shuffle") == "noshuffle":
+            c["configuration"] = {k: v for k, v in c["configuration"].items() if k != "typesize"}
     cke = d.get("chunk_key_encoding")
     if isinstance(cke, dict):
         sep = (cke.get("configuration") or {}).get("separator", "/" if cke.get("name") == "default" else ".")

@@ -86,7 +86,8 @@ def test_tensorstore_writes_zarrdask_reads(tmp_path: Path, case: V3Case) -> None
     assert z.chunks == case.chunks
     assert z.dtype == np.dtype(case.dtype)
     if case.dimension_names:
-        assert tuple(z.dimension_names) == tuple(case.dimension_names)
+        # all-null names are equivalent to none (tensorstore then writes none)
+        assert tuple(z.dimension_names or (None,) * len(case.shape)) == tuple(case.dimension_names)
     assert_array_same(z[...], data)
     if case.shape and 0 not in case.shape:
         sel = tuple(slice(None, None, -2) for _ in case.shape)

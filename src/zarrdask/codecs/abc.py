@@ -75,6 +75,12 @@ class Codec:
     def validate(self, spec: ChunkSpec) -> None:
         """Raise :class:`~zarrdask.errors.CodecError` if the codec cannot handle ``spec``."""
 
+    def evolve(self, spec: ChunkSpec) -> "Codec":
+        """This codec with the settings that depend on the data type filled in
+        (blosc ``typesize``, ``bytes`` without ``endian`` for 1-byte types, ...):
+        what is recorded in new array metadata. ``spec`` is the codec's decoded side."""
+        return self
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
 

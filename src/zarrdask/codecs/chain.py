@@ -82,6 +82,14 @@ class CodecChain(ArrayBytesCodec):
         for codec in self.bytes_bytes:
             codec.validate(specs[-1])
 
+    def evolve(self, spec: ChunkSpec) -> "CodecChain":
+        specs = self._specs(spec)
+        aa = [c.evolve(s) for c, s in zip(self.array_array, specs)]
+        # re-resolve: an evolved array→array codec may change the next spec
+        chain = CodecChain(aa, self.array_bytes, self.bytes_bytes)
+        inner = chain.resolve(spec)
+        return CodecChain(aa, self.array_bytes.evolve(inner), [c.evolve(inner) for c in self.bytes_bytes])
+
     def encoded_size(self, spec: ChunkSpec) -> int | None:
         size = self.array_bytes.encoded_size(self.resolve(spec))
         for codec in self.bytes_bytes:

@@ -4,8 +4,8 @@ The Zarr v2 spec ("Chunks", "Filters"): a chunk's bytes are its elements in the
 array's ``order`` (C or F); filters are applied in order to encode, then the
 primary compressor; decoding runs the compressor, then the filters in reverse.
 Here the filters plus the layout step form one array→bytes codec
-(:class:`V2ArrayBytes`) and the compressor one bytes→bytes codec
-(:class:`NumcodecsBytesBytes`), so a v2 array runs through the same
+(:class:`V2ArrayBytes`) and the compressor the matching bytes→bytes codec
+(``zstd``, ``blosc``, ``gzip`` or a ``numcodecs.<id>`` wrapper), so a v2 array runs through the same
 :class:`~zarrdask.codecs.chain.CodecChain` as a v3 array.
 
 Example: ``{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}`` as the
@@ -21,8 +21,8 @@ import numpy as np
 from numcodecs.abc import Codec as NumcodecsCodec
 
 from ..errors import CodecError, CorruptChunkError, UnknownCodecError
-from ._buffers import byte_view, write_into
-from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from ._buffers import byte_view
+from .abc import ArrayBytesCodec, ChunkSpec
 from .chain import CodecChain
 
 
@@ -44,30 +44,6 @@ def numcodecs_from_config(config: dict[str, Any] | NumcodecsCodec, *, key: str =
 
 def _decoded_size_error(key: str, found: int, expected: int) -> CorruptChunkError:
     return CorruptChunkError(f"chunk {key!r}: decodes to {found} bytes, expected {expected}")
-
-
-class NumcodecsBytesBytes(BytesBytesCodec):
-    """A numcodecs compressor (zlib, blosc, zstd, ...) as a bytes→bytes codec."""
-
-    name = "numcodecs"
-
-    def __init__(self, codec: NumcodecsCodec) -> None:
-        self.codec = codec
-
-    def get_config(self) -> dict[str, Any]:
-        return self.codec.get_config()
-
-    def encode(self, data: Any, spec: ChunkSpec) -> Any:
-        return self.codec.encode(data)
-
-    def decode(self, data: Any, spec: ChunkSpec, key: str = "", out: memoryview | None = None) -> Any:
-        try:
-            result = self.codec.decode(data) if out is None else self.codec.decode(data, out=out)
-        except Exception as e:  # numcodecs raises RuntimeError/ValueError/zlib.error/...
-            raise CorruptChunkError(f"chunk {key!r}: {self.codec.codec_id} could not decode it: {e}") from None
-        if out is None:
-            return result
-        return write_into(out, result, key=key, codec=self.codec.codec_id)
 
 
 class V2ArrayBytes(ArrayBytesCodec):
@@ -134,5 +110,9 @@ def v2_chain(
 ) -> CodecChain:
     """The codec chain of a v2 array."""
     fs = [numcodecs_from_config(f, key=key) for f in (filters or ())]
-    bb = [NumcodecsBytesBytes(numcodecs_from_config(compressor, key=key))] if compressor else []
+    from .registry import codec_from_json
+
+    # the compressor runs as the matching v3 codec: the same bytes as numcodecs
+    # writes, with typesize taken from the dtype and decoding straight into `out`
+    bb = [codec_from_json(numcodecs_from_config(compressor, key=key), key=key)] if compressor else []
     return CodecChain([], V2ArrayBytes(fs), bb)

@@ -85,21 +85,23 @@ def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
 
 
 def _v3_codecs(
-    dtype: np.dtype, filters: Any, serializer: Any, compressors: Any, key: str
+    dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], fill_value: Any,
+    filters: Any, serializer: Any, compressors: Any, key: str,
 ) -> list[dict[str, Any]]:
+    """The ``codecs`` of a new v3 array, with dtype-dependent settings filled in."""
+    from ..codecs.abc import ChunkSpec
     from ..codecs.bytes_codec import BytesCodec
+    from ..codecs.chain import CodecChain
     from ..codecs.registry import codec_from_json
     from ..codecs.zstd_codec import ZstdCodec
 
     if isinstance(serializer, str) and serializer == "auto":
-        if dtype.itemsize <= 1 or dtype.kind in "SV" and not dtype.fields:
-            serializer = BytesCodec(endian=None) if dtype.itemsize <= 1 else BytesCodec()
-        else:
-            serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
+        serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [ZstdCodec(level=0, checksum=False)]
     codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
-    return [c.to_json() for c in codecs]
+    chain = CodecChain.from_codecs(codecs, key=key)
+    return chain.evolve(ChunkSpec(chunks, native, fill_value)).to_json()
 
 
 def _array_document(
@@ -160,7 +162,7 @@ def _array_document(
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
         "chunk_key_encoding": cke,
         "fill_value": encode_fill_value_v3(fill, native),
-        "codecs": _v3_codecs(dtype, filters, serializer, compressors, key),
+        "codecs": _v3_codecs(dtype, native, chunks, fill, filters, serializer, compressors, key),
         "attributes": attributes,
     }
     if dimension_names is not None:

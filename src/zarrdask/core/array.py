@@ -175,10 +175,12 @@ class Array:
     @property
     def compressors(self) -> tuple[Any, ...]:
         """The v2 compressor (numcodecs) or the v3 bytes→bytes codecs."""
-        chain = self._codec
-        if self.zarr_format == 2:
-            return tuple(c.codec for c in chain.bytes_bytes)
-        return tuple(chain.bytes_bytes)
+        m = self._metadata
+        if isinstance(m, ArrayMetadataV2):
+            from ..codecs.numcodecs_v2 import numcodecs_from_config
+
+            return (numcodecs_from_config(m.compressor),) if m.compressor else ()
+        return tuple(self._codec.bytes_bytes)
 
     @property
     def compressor(self) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from .. import _json
 from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
-from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3
+from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
 
 ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
@@ -140,6 +140,9 @@ def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, 
     An existing node at ``path`` is an error unless ``overwrite``, in which case it
     is deleted with everything under it. An array among the ancestors is an error.
     """
+    if zarr_format == 3:
+        for segment in path.split("/") if path else ():
+            validate_node_name(segment)
     paths = [*ancestors(path), path]
     nodes = read_nodes(store, paths)
     existing = nodes[-1]
