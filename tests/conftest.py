@@ -5,7 +5,10 @@ Fixtures
 s3_endpoint
     URL of a moto S3 server on 127.0.0.1 (dummy credentials set in the env).
 s3_storage_options
-    fsspec/s3fs ``storage_options`` for that server, with caching disabled.
+    fsspec/s3fs ``storage_options`` for that server (listings cache disabled;
+    the instance cache is kept, since making an s3fs client is slow).
+s3_client
+    A boto3 S3 client for that server.
 s3_bucket
     A fresh, empty bucket name per test.
 http_server
