@@ -551,3 +551,44 @@ def test_resize_and_append_visible_to_zarr_python(tmp_path: Path) -> None:
     assert a.shape == (5, 4)
     assert_array_same(np.asarray(a[...]), expected)
     assert read_json(tmp_path / ".zarray")["shape"] == [5, 4]
+
+
+def test_zarr_python_consolidated_v2_hierarchy(tmp_path: Path) -> None:
+    """A v2 hierarchy with zarr-python's ``.zmetadata`` opens and navigates."""
+    root = zarr.open_group(str(tmp_path), mode="w", zarr_format=2, attributes={"t": 1})
+    g = root.create_group("a", attributes={"u": 2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = g.create_array("x", shape=(4,), chunks=(2,), dtype="<i4", fill_value=0)
+    x[...] = [1, 2, 3, 4]
+    zarr.consolidate_metadata(str(tmp_path))
+    assert (tmp_path / ".zmetadata").exists()
+    zg = zarrdask.open_group(str(tmp_path), mode="r")
+    assert sorted(zg.keys()) == ["a"]
+    assert dict(zg.attrs) == {"t": 1}
+    assert dict(zg["a"].attrs) == {"u": 2}
+    assert_array_same(zg["a/x"][...], np.array([1, 2, 3, 4], "<i4"))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_zarray_without_dimension_separator(tmp_path: Path, nested: bool) -> None:
+    """``dimension_separator`` is optional in ``.zarray`` (zarr-python 2 before
+    2.8 never wrote it): absent means ``"."``. A document that names ``"/"``
+    is read with nested keys."""
+    case = Case("nosep", "<i4", (5, 4), (2, 3), numcodecs.Zlib(1), sep="/" if nested else ".", fill_value=0)
+    data = case.data(seed=11)
+    _zp_write(tmp_path, case, data)
+    doc = read_json(tmp_path / ".zarray")
+    if not nested:
+        del doc["dimension_separator"]
+    (tmp_path / ".zarray").write_text(json.dumps(doc))
+    assert_array_same(zarrdask.open_array(str(tmp_path), mode="r")[...], data)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.shape and 0 not in c.shape][:6], ids=lambda c: c.id)
+def test_nchunks_initialized_matches_zarr_python(tmp_path: Path, case: Case) -> None:
+    data = case.data(seed=12)
+    a = _zp_write(tmp_path, case, None)
+    sel = tuple(slice(0, max(1, s // 2)) for s in case.shape)
+    a[sel] = data[sel]
+    assert zarrdask.open_array(str(tmp_path), mode="r").nchunks_initialized == a.nchunks_initialized

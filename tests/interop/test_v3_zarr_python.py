@@ -441,3 +441,102 @@ def test_attribute_and_resize_updates_visible_both_ways(tmp_path: Path) -> None:
     assert a.shape == (5, 4)
     assert_array_same(np.asarray(a[...]), expected)
     assert read_json(tmp_path / "zarr.json")["attributes"] == {"a": 1, "b": [1, 2], "c": None}
+
+
+# -- numcodecs.* codecs (zarr-python's zarr.codecs.numcodecs convention) ------------------------------
+def _nc(name: str, **config: Any) -> dict[str, Any]:
+    return {"name": f"numcodecs.{name}", "configuration": config}
+
+
+NUMCODECS_CASES = [
+    ("delta-zlib", "float64", [_nc("delta", dtype="<f8")], [_nc("zlib", level=1)]),
+    ("fso-bz2", "float64", [_nc("fixedscaleoffset", offset=10, scale=100, astype="<i4")], [_nc("bz2", level=9)]),
+    ("quantize-lzma", "float32", [_nc("quantize", digits=3)], [_nc("lzma")]),
+    ("bitround-lz4", "float32", [_nc("bitround", keepbits=8)], [_nc("lz4", acceleration=1)]),
+    ("astype-zstd", "float64", [_nc("astype", encode_dtype="<f4")], [_nc("zstd", level=3)]),
+    ("packbits-blosc", "bool", [_nc("packbits")], [_nc("blosc", cname="lz4", clevel=5, shuffle=1)]),
+    ("shuffle-crc32", "int32", [], [_nc("shuffle"), _nc("crc32")]),
+    ("adler32", "int16", [], [_nc("adler32")]),
+    ("fletcher32", "uint32", [], [_nc("fletcher32")]),
+    ("jenkins_lookup3", "int64", [], [_nc("jenkins_lookup3")]),
+    ("gzip", "float64", [], [_nc("gzip", level=3)]),
+    ("crc32c", "float32", [], [_nc("crc32c")]),
+]
+
+
+def _nc_data(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == "bool":
+        return make_data("bool", shape, seed=20)
+    if dtype.startswith("float"):  # finite values in range of every lossy filter above
+        return np.round(np.random.default_rng(20).uniform(-1000, 1000, shape), 2).astype(dtype)
+    return make_data(dtype, shape, seed=20)
+
+
+@pytest.mark.parametrize("cid, dtype, filters, compressors", NUMCODECS_CASES, ids=[c[0] for c in NUMCODECS_CASES])
+def test_numcodecs_codecs_both_ways(tmp_path: Path, cid: str, dtype: str, filters: list[Any],
+                                    compressors: list[Any]) -> None:
+    """``{"name": "numcodecs.<id>", ...}`` codecs: zarr-python writes,
+    zarrdask reads what zarr-python reads (lossy filters included); zarrdask
+    writes the same ``zarr.json`` and byte-identical chunks."""
+    case = V3Case(cid, dtype, (10, 4), (4, 2), bytes_codec(dtype), compressors, filters, fill_value=0)
+    data = _nc_data(dtype, (10, 4))
+    a = zp_write(tmp_path / "zp", case, data)
+    z = zd_write(tmp_path / "zd", case, data)
+    theirs = np.asarray(a[...])
+    assert_array_same(zarrdask.open_array(str(tmp_path / "zp"), mode="r")[...], theirs)
+    assert_array_same(np.asarray(zarr.open_array(str(tmp_path / "zd"), mode="r")[...]), z[...])
+    assert_array_same(z[...], theirs)
+    assert normalize_v3_array_doc(read_json(tmp_path / "zd" / "zarr.json")) == normalize_v3_array_doc(
+        read_json(tmp_path / "zp" / "zarr.json"))
+    ours, zps = chunk_files(tmp_path / "zd"), chunk_files(tmp_path / "zp")
+    assert sorted(ours) == sorted(zps)
+    for key in zps:
+        x, y = ours[key], zps[key]
+        if cid == "gzip":
+            x, y = gzip_body(x), gzip_body(y)
+        assert x == y, f"chunk {key!r} differs"
+
+
+# -- consolidated metadata, extension fields, nchunks_initialized --------------------------------------------
+def test_zarr_python_consolidated_hierarchy(tmp_path: Path) -> None:
+    """zarr-python's consolidated metadata (``consolidated_metadata`` in the
+    root ``zarr.json``) does not stop zarrdask opening and navigating."""
+    root = zarr.open_group(str(tmp_path), mode="w", attributes={"t": 1})
+    g = root.create_group("a", attributes={"u": 2})
+    x = g.create_array("x", shape=(4,), chunks=(2,), dtype="int32", fill_value=0)
+    x[...] = [1, 2, 3, 4]
+    zarr.consolidate_metadata(str(tmp_path))
+    assert "consolidated_metadata" in read_json(tmp_path / "zarr.json")
+    zg = zarrdask.open_group(str(tmp_path), mode="r")
+    assert sorted(zg.keys()) == ["a"]
+    assert dict(zg.attrs) == {"t": 1}
+    assert dict(zg["a"].attrs) == {"u": 2}
+    assert_array_same(zg["a/x"][...], np.array([1, 2, 3, 4], "int32"))
+    # zarrdask writes into it; zarr-python reads the data
+    zarrdask.open_group(str(tmp_path), mode="r+")["a/x"][:2] = np.array([9, 9], "int32")
+    assert np.asarray(zarr.open_array(str(tmp_path), path="a/x", mode="r")[...]).tolist() == [9, 9, 3, 4]
+
+
+def test_extension_field_must_understand(tmp_path: Path) -> None:
+    """v3 core "extension points": an unknown field with ``"must_understand":
+    false`` is ignored, any other unknown field is an error — zarr-python and
+    tensorstore behave the same."""
+    case = V3Case("ext", "int32", (4,), (2,), bytes_codec("int32"), fill_value=0)
+    zp_write(tmp_path, case, np.arange(4, dtype="int32"))
+    doc = read_json(tmp_path / "zarr.json")
+    (tmp_path / "zarr.json").write_text(json.dumps({**doc, "ext": {"must_understand": False, "x": 1}}))
+    assert_array_same(zarrdask.open_array(str(tmp_path), mode="r")[...], np.arange(4, dtype="int32"))
+    (tmp_path / "zarr.json").write_text(json.dumps({**doc, "ext": {"x": 1}}))
+    with pytest.raises(Exception):
+        zarr.open_array(str(tmp_path), mode="r")
+    with pytest.raises(zarrdask.errors.MetadataError):
+        zarrdask.open_array(str(tmp_path), mode="r")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.shape][:8], ids=lambda c: c.id)
+def test_nchunks_initialized_matches_zarr_python(tmp_path: Path, case: V3Case) -> None:
+    data = case.data(seed=21)
+    a = zp_write(tmp_path, case, None)
+    sel = tuple(slice(0, max(1, s // 2)) for s in case.shape)
+    a[sel] = data[sel]
+    assert zarrdask.open_array(str(tmp_path), mode="r").nchunks_initialized == a.nchunks_initialized

@@ -17,13 +17,13 @@ import numpy as np
 from .. import config
 from ..chunking import ChunkKeyEncoding, RegularGrid
 from ..codecs.abc import ArrayBytesCodec
-from ..errors import ReadOnlyError, SelectionError
+from ..errors import SelectionError
 from ..indexing import Indexer
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import default_fill_value
 from ..storage.abc import Store
 from . import engine
-from .nodes import Attributes, NodeDocs, key_of, metadata_documents, node_name
+from .nodes import ZARRAY, Node, NodeDocs, key_of
 
 
 def _is_basic(selection: Any) -> bool:
@@ -55,10 +55,12 @@ class _OIndex:
         self._array.set_orthogonal_selection(selection, value)
 
 
-class Array:
+class Array(Node):
     """A Zarr array. Create one with :func:`zarrdask.create_array` or open one
     with :func:`zarrdask.open_array`; don't call the constructor directly.
     """
+
+    _kind = "array"
 
     def __init__(
         self,
@@ -70,49 +72,12 @@ class Array:
         read_only: bool = False,
         write_empty_chunks: bool | None = None,
     ) -> None:
-        self._store = store
-        self._path = path
-        self._metadata = metadata
-        self._read_only = read_only or not store.writable
+        super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
-        self._attrs = Attributes(dict(attributes), self._persist_attributes)
 
     @classmethod
     def _from_node(cls, store: Store, node: NodeDocs, *, read_only: bool, **kwargs: Any) -> "Array":
         return cls(store, node.path, node.metadata, node.attributes, read_only=read_only, **kwargs)
-
-    # -- metadata ------------------------------------------------------------
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return node_name(self._path)
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def metadata(self) -> ArrayMetadataV2 | ArrayMetadataV3:
-        return self._metadata
-
-    @property
-    def zarr_format(self) -> int:
-        return 2 if isinstance(self._metadata, ArrayMetadataV2) else 3
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return self._attrs
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -270,22 +235,8 @@ class Array:
         return ArrayInfo(self)
 
     # -- persistence -----------------------------------------------------------
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name!r} in {self._store!r} is read-only")
-
-    def _write_metadata(self, metadata: Any, attributes: dict[str, Any], only: str | None = None) -> None:
-        docs = metadata_documents(self._path, self.zarr_format, metadata, attributes)
-        if self.zarr_format == 2 and only is not None:
-            docs = {k: v for k, v in docs.items() if k.endswith(only)}
-        self._store.set_many(docs)
-
-    def _persist_attributes(self, attributes: dict[str, Any]) -> None:
-        self._check_writable()
-        self._write_metadata(self._metadata, attributes, only=".zattrs")
-
     def _replace_metadata(self, metadata: Any) -> None:
-        self._write_metadata(metadata, self._attrs.asdict(), only=".zarray")
+        self._write_metadata(metadata, self._attrs.asdict(), only=ZARRAY)
         self._metadata = metadata
         self.__dict__.pop("_layout", None)
 
@@ -394,17 +345,6 @@ class Array:
 
     def __repr__(self) -> str:
         return f"<zarrdask.Array {self.name!r} v{self.zarr_format} shape={self.shape} dtype={self.dtype}>"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Array)
-            and other._store is self._store
-            and other._path == self._path
-            and other._metadata == self._metadata
-        )
-
-    def __hash__(self) -> int:
-        return hash((id(self._store), self._path))
 
     def __getstate__(self) -> dict[str, Any]:
         return {

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..errors import ContainsArrayError, NodeNotFoundError, ReadOnlyError, StoreError
+from ..errors import ContainsArrayError, NodeNotFoundError, StoreError
 from ..storage.abc import Store
 from ..storage.keys import join_path, normalize_path
 from .array import Array
-from .nodes import Attributes, NodeDocs, key_of, metadata_documents, node_name, read_node, read_nodes
+from .nodes import Node, NodeDocs, node_name, read_node, read_nodes
 
 _META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
 
@@ -24,62 +24,11 @@ def node_from_docs(store: Store, node: NodeDocs, *, read_only: bool) -> "Array |
     return Group(store, node.path, node.metadata, node.attributes, read_only=read_only)
 
 
-class Group:
+class Group(Node):
     """A Zarr group. Open or create one with :func:`zarrdask.open_group` or
     :func:`zarrdask.group`."""
 
-    def __init__(
-        self, store: Store, path: str, metadata: Any, attributes: dict[str, Any], *, read_only: bool = False
-    ) -> None:
-        self._store = store
-        self._path = path
-        self._metadata = metadata
-        self._read_only = read_only or not store.writable
-        self._attrs = Attributes(dict(attributes), self._persist_attributes)
-
-    # -- properties ----------------------------------------------------------------
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return node_name(self._path)
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def metadata(self) -> Any:
-        return self._metadata
-
-    @property
-    def zarr_format(self) -> int:
-        return self._metadata.zarr_format
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return self._attrs
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r} in {self._store!r} is read-only")
-
-    def _persist_attributes(self, attributes: dict[str, Any]) -> None:
-        self._check_writable()
-        docs = metadata_documents(self._path, self.zarr_format, self._metadata, attributes)
-        if self.zarr_format == 2:
-            docs = {k: v for k, v in docs.items() if k.endswith(".zattrs")}
-        self._store.set_many(docs)
+    _kind = "group"
 
     # -- navigation ---------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -232,12 +181,6 @@ class Group:
 
     def __repr__(self) -> str:
         return f"<zarrdask.Group {self.name!r} v{self.zarr_format}>"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Group) and other._store is self._store and other._path == self._path
-
-    def __hash__(self) -> int:
-        return hash((id(self._store), self._path))
 
 
 class Tree(str):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .. import _json
-from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError
+from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
 
@@ -222,3 +222,76 @@ class Attributes(MutableMapping):
 
     def __repr__(self) -> str:
         return f"Attributes({self._data!r})"
+
+
+class Node:
+    """What arrays and groups share: where they live, their metadata and attributes."""
+
+    _kind = "node"
+
+    def __init__(
+        self, store: Store, path: str, metadata: Any, attributes: dict[str, Any], *, read_only: bool = False
+    ) -> None:
+        self._store = store
+        self._path = path
+        self._metadata = metadata
+        self._read_only = read_only or not store.writable
+        self._attrs = Attributes(dict(attributes), self._persist_attributes)
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return node_name(self._path)
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def zarr_format(self) -> int:
+        return self._metadata.zarr_format
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return self._attrs
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store!r} is read-only")
+
+    def _write_metadata(self, metadata: Any, attributes: dict[str, Any], only: str | None = None) -> None:
+        """Store the node's documents; for v2, ``only`` limits it to the key ending so."""
+        docs = metadata_documents(self._path, self.zarr_format, metadata, attributes)
+        if self.zarr_format == 2 and only is not None:
+            docs = {k: v for k, v in docs.items() if k.endswith(only)}
+        self._store.set_many(docs)
+
+    def _persist_attributes(self, attributes: dict[str, Any]) -> None:
+        self._check_writable()
+        self._write_metadata(self._metadata, attributes, only=ZATTRS)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and other._store is self._store  # type: ignore[attr-defined]
+            and other._path == self._path  # type: ignore[attr-defined]
+            and other._metadata == self._metadata  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self._store), self._path))
