@@ -15,6 +15,8 @@ _DEFAULTS: dict[str, Any] = {
     "threads": int(os.environ.get("ZARRDASK_THREADS", "0")) or (os.cpu_count() or 1),
     # write chunks equal to the fill value (False: skip them, delete stale ones)
     "write_empty_chunks": False,
+    # sharding partial reads: byte ranges at most this far apart are fetched as one
+    "coalesce_gap": 1 << 20,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 

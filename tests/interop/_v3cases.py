@@ -202,6 +202,11 @@ CASES += [
            dimension_names=["time", "space"]),
     V3Case("dimnames-partial-f4", "float32", (5, 5, 2), (2, 5, 1), bytes_codec("float32", "big"), [CRC32C],
            chunk_key_encoding=cke("default", "."), fill_value=0.5, dimension_names=["t", None, "c"]),
+    V3Case("chunks-bigger-than-shape", "int16", (3, 2), (5, 8), bytes_codec("int16", "big"), [zstd(2)],
+           chunk_key_encoding=cke("v2", "/"), fill_value=-1),
+    V3Case("transpose-5d", "float32", (2, 3, 1, 2, 3), (1, 2, 1, 2, 2), bytes_codec("float32", "big"),
+           [blosc("zstd", "bitshuffle", 4), CRC32C], [transpose([4, 3, 2, 1, 0])], cke("default", "."), np.inf,
+           ["a", "b", "c", "d", "e"]),
     V3Case("zero-size-dim", "float32", (0, 4), (2, 2), bytes_codec("float32"), [zstd(0)], fill_value=1.0),
 ]
 

@@ -30,7 +30,7 @@ zarrdask = pytest.importorskip("zarrdask")
 from ._util import assert_array_same  # noqa: E402
 
 # ZARRDASK_HYPOTHESIS_EXAMPLES=2000 for a longer bug hunt
-EXAMPLES = int(os.environ.get("ZARRDASK_HYPOTHESIS_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("ZARRDASK_HYPOTHESIS_EXAMPLES", "100"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 DTYPES_V3 = ["bool", "int8", "uint16", "int32", "int64", "float32", "float64", "complex64"]
@@ -241,3 +241,32 @@ def test_reopen_after_writes(data: st.DataObject) -> None:
     z2 = zarrdask.open_array(store, mode="r")
     assert z2.shape == setup["shape"]
     assert_array_same(z2[...], ref, check_dtype=False)
+
+
+@settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_writes_and_resizes(data: st.DataObject) -> None:
+    """Writes interleaved with resizes. Reference semantics (zarrdask's
+    ``Array.resize`` contract): the kept region keeps its values, everything
+    newly exposed by growing is the fill value — also where a shrink cut into
+    a chunk that a later grow brings back."""
+    setup = data.draw(array_setups().filter(lambda s: len(s["shape"]) >= 1), label="setup")
+    z = _create(setup)
+    ref = data.draw(values(setup["dtype"], setup["shape"]), label="initial values")
+    z[...] = ref
+    for _ in range(data.draw(st.integers(1, 5), label="steps")):
+        if data.draw(st.booleans(), label="resize?"):
+            new_shape = tuple(data.draw(st.lists(st.integers(0, 9), min_size=ref.ndim, max_size=ref.ndim),
+                                        label="new shape"))
+            grown = np.full(new_shape, setup["fill_value"], dtype=setup["dtype"])
+            keep = tuple(slice(0, min(a, b)) for a, b in zip(ref.shape, new_shape))
+            grown[keep] = ref[keep]
+            ref = grown
+            z.resize(*new_shape)
+        else:
+            sel = data.draw(basic_selections(ref.shape), label="selection")
+            value = data.draw(values(setup["dtype"], ref[sel].shape), label="value")
+            ref[sel] = value
+            z[sel] = value
+        assert z.shape == ref.shape
+        _check_all(z, ref)

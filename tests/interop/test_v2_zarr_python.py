@@ -123,6 +123,11 @@ CASES = [
     Case("zlib-f2-F-slash", "<f2", (6, 5), (4, 4), numcodecs.Zlib(level=9), order="F", sep="/", fill_value=np.nan),
     Case("gzip-struct-F-slash", STRUCT, (4, 5), (3, 2), numcodecs.GZip(level=6), order="F", sep="/",
          fill_value=np.zeros((), STRUCT)[()]),
+    Case("zlib-c8be-C-slash-big-chunks", ">c8", (3, 2), (5, 5), numcodecs.Zlib(level=3), sep="/",
+         fill_value=complex(0, np.inf)),
+    Case("none-M8D-F-dot", "<M8[D]", (6, 7), (4, 4), None, order="F", fill_value=np.datetime64("1999-12-31")),
+    Case("zstd-i4-0d", "<i4", (), (), numcodecs.Zstd(level=1), fill_value=5),
+    Case("blosc-lz4-1-f8-0d-F", "<f8", (), (), _blosc("lz4", 1), order="F", sep="/", fill_value=np.nan),
     # -- filters ---------------------------------------------------------------------
     Case("delta-f8-zlib-C-dot", "<f8", (10, 6), (4, 3), numcodecs.Zlib(level=1),
          filters=[numcodecs.Delta(dtype="<f8")], fill_value=0.0, lossy=True, finite=True),
@@ -328,6 +333,9 @@ FILL_CASES = [
     ("<M8[ns]", NaT, -9223372036854775808),
     ("|S5", b"ab", base64.standard_b64encode(b"ab").decode()),
     ("<U4", "xy", "xy"),
+    ("<U4", "é中", "é中"),
+    ("|S5", b"\xff\x00a", base64.standard_b64encode(b"\xff\x00a").decode()),
+    ("<M8[D]", np.datetime64("1999-12-31"), 10956),
     (STRUCT, np.array((1, 2.5), STRUCT)[()], base64.standard_b64encode(np.array((1, 2.5), STRUCT).tobytes()).decode()),
 ]
 

@@ -20,9 +20,36 @@ engine calls them from a thread pool.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..indexing import ChunkProjection
+    from ..storage.byte_range import ByteRequest
+
+
+def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
+    """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN)."""
+    if chunk.dtype.kind in "fc":
+        fill = np.asarray(fill_value, dtype=chunk.dtype)
+        if chunk.dtype.kind == "f" and np.isnan(fill):
+            return bool(np.isnan(chunk).all())
+        return bool(np.array_equal(chunk, np.broadcast_to(fill, chunk.shape), equal_nan=True))
+    if chunk.dtype.kind == "V":
+        fill_bytes = np.asarray(fill_value, dtype=chunk.dtype).tobytes()
+        return np.ascontiguousarray(chunk).tobytes() == fill_bytes * chunk.size
+    return bool((chunk == np.asarray(fill_value, dtype=chunk.dtype)).all())
+
+
+class RangeReader:
+    """Byte ranges of one stored value (a store key, or a part of another value).
+
+    ``read(ranges)`` returns the ranges in order, or ``None`` if the value is missing.
+    """
+
+    def read(self, ranges: "list[ByteRequest]") -> list[bytes] | None:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -130,6 +157,43 @@ class ArrayBytesCodec(Codec):
         """Size of every encoding of a chunk of ``spec``, if fixed (else ``None``)."""
         return None
 
+    #: ``decode_partial`` reads only part of a stored chunk (sharding)
+    supports_partial_decode: ClassVar[bool] = False
+
+    def decode_partial(
+        self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
+    ) -> np.ndarray | None:
+        """The part of a chunk that ``proj.dims`` selects, read through ``reader``
+        (``None`` if the chunk is missing). Only for codecs that set
+        :attr:`supports_partial_decode`."""
+        raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
+
+    def encode_partial(
+        self,
+        old: bytes | None,
+        spec: ChunkSpec,
+        proj: "ChunkProjection",
+        value: np.ndarray,
+        key: str = "",
+        write_empty: bool = False,
+    ) -> bytes | memoryview | None:
+        """The new encoding of a stored chunk (``old``, or ``None`` if missing)
+        after writing ``value`` at ``proj``'s selection; ``None`` when the result
+        is all fill value and ``write_empty`` is false (the chunk is deleted).
+
+        This default decodes the whole chunk, updates it and encodes it again.
+        """
+        if old is None:
+            chunk = np.full(spec.shape, spec.fill_value, dtype=spec.dtype, order=spec.order)
+        else:
+            chunk = self.decode(old, spec, key)
+            if not chunk.flags.writeable:
+                chunk = chunk.copy(order="K")
+        proj.assign(chunk, value)
+        if not write_empty and is_fill(chunk, spec.fill_value):
+            return None
+        return self.encode(chunk, spec)
+
 
 class BytesBytesCodec(Codec):
     kind: ClassVar[str] = "bytes_bytes"
@@ -147,3 +211,28 @@ class BytesBytesCodec(Codec):
     def encoded_size(self, decoded_size: int) -> int | None:
         """Encoded size for a decoded size, if fixed (``crc32c``: +4; compressors: None)."""
         return None
+
+
+def update_chunk(
+    codec: ArrayBytesCodec,
+    old: bytes | None,
+    spec: ChunkSpec,
+    proj: "ChunkProjection",
+    value: np.ndarray,
+    key: str = "",
+    write_empty: bool = False,
+) -> bytes | memoryview | None:
+    """Encode a chunk after writing ``value`` at ``proj``: a chunk the write covers
+    completely is encoded without looking at ``old``; a partly covered one goes
+    through :meth:`ArrayBytesCodec.encode_partial`. ``None``: the chunk is all
+    fill value (and ``write_empty`` is false), so it is not stored."""
+    if not proj.is_complete:
+        return codec.encode_partial(old, spec, proj, value, key, write_empty)
+    if value.shape == spec.shape and proj.pre_selection is None:
+        chunk = value  # written whole: no copy
+    else:  # an edge chunk: the overhang is fill
+        chunk = np.full(spec.shape, spec.fill_value, dtype=spec.dtype, order=spec.order)
+        proj.assign(chunk, value)
+    if not write_empty and is_fill(chunk, spec.fill_value):
+        return None
+    return codec.encode(chunk, spec)

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CorruptChunkError
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec
+from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
 
 
 class CodecChain(ArrayBytesCodec):
@@ -81,6 +81,20 @@ class CodecChain(ArrayBytesCodec):
         self.array_bytes.validate(specs[-1])
         for codec in self.bytes_bytes:
             codec.validate(specs[-1])
+
+    @property
+    def supports_partial_decode(self) -> bool:  # type: ignore[override]
+        return not self.array_array and not self.bytes_bytes and self.array_bytes.supports_partial_decode
+
+    def decode_partial(self, reader: RangeReader, spec: ChunkSpec, proj: Any, key: str = "") -> np.ndarray | None:
+        return self.array_bytes.decode_partial(reader, spec, proj, key)
+
+    def encode_partial(
+        self, old: Any, spec: ChunkSpec, proj: Any, value: np.ndarray, key: str = "", write_empty: bool = False
+    ) -> Any:
+        if not self.array_array and not self.bytes_bytes:
+            return self.array_bytes.encode_partial(old, spec, proj, value, key, write_empty)
+        return super().encode_partial(old, spec, proj, value, key, write_empty)
 
     def evolve(self, spec: ChunkSpec) -> "CodecChain":
         specs = self._specs(spec)

@@ -59,7 +59,7 @@ BUILTIN_CODECS: dict[str, str] = {
     "gzip": "zarrdask.codecs.gzip_codec:GzipCodec",
     "blosc": "zarrdask.codecs.blosc_codec:BloscCodec",
     "crc32c": "zarrdask.codecs.crc32c_codec:Crc32cCodec",
-    # "sharding_indexed": "zarrdask.codecs.sharding.codec:ShardingCodec",
+    "sharding_indexed": "zarrdask.codecs.sharding.codec:ShardingCodec",
     # zarr-extensions codecs
     "zstd": "zarrdask.codecs.zstd_codec:ZstdCodec",
     # "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",

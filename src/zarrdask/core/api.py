@@ -85,10 +85,11 @@ def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
 
 
 def _v3_codecs(
-    dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], fill_value: Any,
-    filters: Any, serializer: Any, compressors: Any, key: str,
+    dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
+    fill_value: Any, filters: Any, serializer: Any, compressors: Any, key: str,
 ) -> list[dict[str, Any]]:
-    """The ``codecs`` of a new v3 array, with dtype-dependent settings filled in."""
+    """The ``codecs`` of a new v3 array, with dtype-dependent settings filled in.
+    With ``shards``, they become the inner codecs of a ``sharding_indexed`` codec."""
     from ..codecs.abc import ChunkSpec
     from ..codecs.bytes_codec import BytesCodec
     from ..codecs.chain import CodecChain
@@ -100,8 +101,15 @@ def _v3_codecs(
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [ZstdCodec(level=0, checksum=False)]
     codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
+    if shards is not None:
+        from ..codecs.sharding import ShardingCodec
+
+        codecs = [ShardingCodec(chunks, CodecChain.from_codecs(codecs, key=key))]
+        chunks = shards
     chain = CodecChain.from_codecs(codecs, key=key)
-    return chain.evolve(ChunkSpec(chunks, native, fill_value)).to_json()
+    spec = ChunkSpec(chunks, native, fill_value)
+    chain.validate(spec)
+    return chain.evolve(spec).to_json()
 
 
 def _array_document(
@@ -110,6 +118,7 @@ def _array_document(
     shape: tuple[int, ...],
     dtype: np.dtype,
     chunks: tuple[int, ...],
+    shards: tuple[int, ...] | None,
     filters: Any,
     compressors: Any,
     serializer: Any,
@@ -125,6 +134,8 @@ def _array_document(
         key = key_of(path, ".zarray")
         if serializer != "auto" and serializer is not None:
             raise TypeError(f"{key}: Zarr v2 arrays have no serializer; pass filters and compressors")
+        if shards is not None:
+            raise ValueError(f"{key}: Zarr v2 has no sharding; use zarr_format=3 for shards=")
         if compressors == "auto":
             compressors = [{"id": "zstd", "level": 0}]
         comps = _as_list(compressors)
@@ -159,10 +170,10 @@ def _array_document(
         "node_type": "array",
         "shape": list(shape),
         "data_type": data_type_to_v3(native),
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shards or chunks)}},
         "chunk_key_encoding": cke,
         "fill_value": encode_fill_value_v3(fill, native),
-        "codecs": _v3_codecs(dtype, native, chunks, fill, filters, serializer, compressors, key),
+        "codecs": _v3_codecs(dtype, native, chunks, shards, fill, filters, serializer, compressors, key),
         "attributes": attributes,
     }
     if dimension_names is not None:
@@ -195,6 +206,7 @@ def create_array(
     shape: Any,
     dtype: Any,
     chunks: Any = None,
+    shards: Any = None,
     filters: Any = None,
     compressors: Any = "auto",
     serializer: Any = "auto",
@@ -222,7 +234,14 @@ def create_array(
     shape, dtype
         The array's shape and numpy data type.
     chunks
-        The chunk shape; ``None`` or ``"auto"`` chooses chunks of about 1 MiB.
+        The chunk shape (the inner chunk shape when sharded); ``None`` or
+        ``"auto"`` chooses chunks of about 1 MiB.
+    shards
+        v3 only: the shard shape, a multiple of ``chunks``. Each shard is one
+        stored object holding its chunks (the ``sharding_indexed`` codec with the
+        given filters, serializer and compressors inside and a ``bytes`` +
+        ``crc32c`` index at the end). For full control pass a sharding codec as
+        ``serializer`` instead; ``chunks`` is then the shard shape.
     filters
         v2: numcodecs filters (or their ``{"id": ...}`` dicts); v3: array→array codecs.
     compressors
@@ -267,6 +286,13 @@ def create_array(
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunks = guess_chunks(shape, dtype.itemsize)
     chunks = _normalize_shape(chunks, "chunks")
+    if shards is not None:
+        shards = _normalize_shape(shards, "shards")
+        if len(shards) != len(shape) or any(s % c for s, c in zip(shards, chunks)):
+            raise MetadataError(
+                f"{node_name(path)}: shards {shards} must have the array's {len(shape)} dimensions "
+                f"and be a multiple of chunks {chunks}"
+            )
     if len(chunks) != len(shape):
         raise MetadataError(
             f"{node_name(path)}: chunks {chunks} have {len(chunks)} dimensions, shape {shape} has {len(shape)}"
@@ -279,6 +305,7 @@ def create_array(
         shape=shape,
         dtype=dtype,
         chunks=chunks,
+        shards=shards,
         filters=filters,
         compressors=compressors,
         serializer=serializer,

@@ -22,6 +22,7 @@ from ..indexing import Indexer
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import default_fill_value
 from ..storage.abc import Store
+from .._pool import thread_map
 from . import engine
 from .nodes import ZARRAY, Node, NodeDocs, key_of
 
@@ -105,15 +106,29 @@ class Array(Node):
         return self.size * self.dtype.itemsize
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """The chunk shape (the inner chunk shape for sharded arrays)."""
+    def _grid_chunks(self) -> tuple[int, ...]:
+        """The shape of the stored units: chunks, or shards when sharded."""
         m = self._metadata
         return tuple(m.chunks) if isinstance(m, ArrayMetadataV2) else tuple(m.chunk_shape)
 
     @property
+    def _sharding(self) -> Any:
+        from ..codecs.sharding import ShardingCodec
+
+        if self.zarr_format == 3 and isinstance(self._codec.array_bytes, ShardingCodec):
+            return self._codec.array_bytes
+        return None
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape (the inner chunk shape for sharded arrays)."""
+        sharding = self._sharding
+        return sharding.chunk_shape if sharding is not None else self._grid_chunks
+
+    @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape, or ``None`` when the array is not sharded."""
-        return None
+        return self._grid_chunks if self._sharding is not None else None
 
     @property
     def fill_value(self) -> Any:
@@ -182,7 +197,7 @@ class Array(Node):
     def _chunk_spec_for(self, chain):
         from ..codecs.abc import ChunkSpec
 
-        return ChunkSpec(self.chunks, self.dtype, self._fill_for_read, self.order)
+        return ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order)
 
     @property
     def _fill_for_read(self) -> Any:
@@ -199,7 +214,7 @@ class Array(Node):
         return engine.ChunkLayout(
             prefix=self._path + "/" if self._path else "",
             shape=self.shape,
-            chunk_shape=self.chunks,
+            chunk_shape=self._grid_chunks,
             dtype=self.dtype,
             fill_value=self._fill_for_read,
             codec=self._codec,
@@ -209,19 +224,40 @@ class Array(Node):
 
     @property
     def nchunks(self) -> int:
+        """The number of chunks (inner chunks, for sharded arrays)."""
         return RegularGrid(self.shape, self.chunks).nchunks
 
     @property
-    def nchunks_initialized(self) -> int:
-        """The number of chunks that hold a stored value."""
+    def nshards(self) -> int | None:
+        """The number of shards, or ``None`` when the array is not sharded."""
+        return RegularGrid(self.shape, self._grid_chunks).nchunks if self.shards else None
+
+    def _stored_keys(self) -> list[str]:
+        """The keys of the stored chunks (shards, when sharded) inside the grid."""
         layout = self._layout
-        grid = RegularGrid(self.shape, self.chunks).grid_shape
-        count = 0
+        grid = RegularGrid(self.shape, self._grid_chunks).grid_shape
+        keys = []
         for key in self._store.list_prefix(layout.prefix):
             coords = layout.key_encoding.decode(key[len(layout.prefix):])
             if coords is not None and len(coords) == len(grid) and all(0 <= c < n for c, n in zip(coords, grid)):
-                count += 1
-        return count
+                keys.append(key)
+        return keys
+
+    @property
+    def nshards_initialized(self) -> int | None:
+        """The number of stored shards, or ``None`` when the array is not sharded."""
+        return len(self._stored_keys()) if self.shards else None
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """The number of chunks that hold a stored value (for sharded arrays, the
+        non-empty inner chunks, counted from every stored shard's index)."""
+        keys = self._stored_keys()
+        sharding = self._sharding
+        if sharding is None:
+            return len(keys)
+        spec = self._layout.chunk_spec
+        return sum(thread_map(lambda k: sharding.count_chunks(engine.KeyReader(self._store, k), spec, k), keys))
 
     @property
     def nbytes_stored(self) -> int:
@@ -242,12 +278,12 @@ class Array(Node):
 
     # -- reading -------------------------------------------------------------
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
-        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=False)
+        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False)
         result = engine.read(self._store, self._layout, indexer, out)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=True)
+        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True)
         result = engine.read(self._store, self._layout, indexer, out)
         return result[()] if result.ndim == 0 and out is None else result
 
@@ -269,12 +305,12 @@ class Array(Node):
     # -- writing -------------------------------------------------------------
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=False)
+        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False)
         engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        indexer = Indexer(selection, self.shape, self.chunks, allow_arrays=True)
+        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True)
         engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -299,18 +335,18 @@ class Array(Node):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
         old_shape, layout = self.shape, self._layout
         # reset the cut-off part of straddling chunks
-        for d, (old, new, c) in enumerate(zip(old_shape, new_shape, self.chunks)):
+        for d, (old, new, c) in enumerate(zip(old_shape, new_shape, self._grid_chunks)):
             edge = min(old, -(-new // c) * c)
             if new < old and new < edge:
                 region = tuple(slice(0, min(o, n)) for o, n in zip(old_shape, new_shape))
                 region = region[:d] + (slice(new, edge),) + region[d + 1 :]
-                indexer = Indexer(region, old_shape, self.chunks)
+                indexer = Indexer(region, old_shape, self._grid_chunks)
                 engine.write(self._store, layout, indexer, layout.fill_value)
         # delete chunks wholly outside
-        new_grid = RegularGrid(new_shape, self.chunks).grid_shape
+        new_grid = RegularGrid(new_shape, self._grid_chunks).grid_shape
         stale = [
             layout.chunk_key(coords)
-            for coords in RegularGrid(old_shape, self.chunks).all_chunk_coords()
+            for coords in RegularGrid(old_shape, self._grid_chunks).all_chunk_coords()
             if any(i >= n for i, n in zip(coords, new_grid))
         ]
         self._replace_metadata(replace(self._metadata, shape=new_shape))

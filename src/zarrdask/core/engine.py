@@ -18,58 +18,19 @@ encoded changes nothing that is stored.
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from .. import config
+from .._pool import thread_map
 from ..chunking import ChunkKeyEncoding, RegularGrid
-from ..codecs.abc import ArrayBytesCodec, ChunkSpec
+from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
 from ..errors import SelectionError
 from ..indexing import ChunkProjection, Indexer
 from ..storage.abc import Store
 
 T = TypeVar("T")
-R = TypeVar("R")
-
-# -- the thread pool ---------------------------------------------------------
-_pool: ThreadPoolExecutor | None = None
-_pool_pid: int | None = None
-_pool_lock = threading.Lock()
-_local = threading.local()
-
-
-def _executor(threads: int) -> ThreadPoolExecutor:
-    global _pool, _pool_pid
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid() or _pool._max_workers != threads:
-            _pool = ThreadPoolExecutor(threads, thread_name_prefix="zarrdask")
-            _pool_pid = os.getpid()
-        return _pool
-
-
-def thread_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """``[fn(x) for x in items]``, run on the engine's pool when it pays off.
-
-    Runs serially inside a pool thread (no nested fan-out) and when the setting
-    ``threads`` is 1 (as inside a dask task, where dask parallelises already).
-    """
-    threads = getattr(_local, "threads", None) or config.get("threads")
-    if len(items) <= 1 or threads <= 1 or getattr(_local, "in_pool", False):
-        return [fn(x) for x in items]
-
-    def run(x: T) -> R:
-        _local.in_pool = True
-        try:
-            return fn(x)
-        finally:
-            _local.in_pool = False
-
-    return list(_executor(threads).map(run, items))
 
 
 # -- the array layout the engine works on --------------------------------------
@@ -97,23 +58,6 @@ class ChunkLayout:
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.prefix + self.key_encoding.encode(coords)
 
-    def new_chunk(self, fill: bool = True) -> np.ndarray:
-        if fill:
-            return np.full(self.chunk_shape, self.fill_value, dtype=self.dtype, order=self.order)
-        return np.empty(self.chunk_shape, dtype=self.dtype, order=self.order)
-
-
-def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
-    """Whether every element of ``chunk`` equals ``fill_value`` (NaN equal to NaN)."""
-    if chunk.dtype.kind in "fc":
-        fill = np.asarray(fill_value, dtype=chunk.dtype)
-        if chunk.dtype.kind == "f" and np.isnan(fill):
-            return bool(np.isnan(chunk).all())
-        return bool(np.array_equal(chunk, np.broadcast_to(fill, chunk.shape), equal_nan=True))
-    if chunk.dtype.kind == "V":
-        fill_bytes = np.asarray(fill_value, dtype=chunk.dtype).tobytes()
-        return np.ascontiguousarray(chunk).tobytes() == fill_bytes * chunk.size
-    return bool((chunk == np.asarray(fill_value, dtype=chunk.dtype)).all())
 
 
 # -- reads ------------------------------------------------------------------
@@ -131,21 +75,43 @@ def _direct_target(out: np.ndarray, proj: ChunkProjection, layout: ChunkLayout) 
     return None
 
 
+class KeyReader(RangeReader):
+    """Byte ranges of one store key."""
+
+    def __init__(self, store: Store, key: str) -> None:
+        self.store, self.key = store, key
+
+    def read(self, ranges: list) -> list[bytes] | None:
+        return self.store.get_ranges(self.key, ranges)
+
+
 def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | None = None) -> np.ndarray:
-    """Read ``indexer``'s selection of the array into ``out`` (allocated if None)."""
+    """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
+
+    Chunks read whole are fetched in one ``get_many`` call; chunks the selection
+    covers only in part are read in part when the codec can (sharding: the
+    index, then only the inner chunks needed).
+    """
     if out is None:
         out = np.empty(indexer.out_shape, dtype=layout.dtype)
     projections = list(indexer)
     if not projections:
         return out
     keys = [layout.chunk_key(p.coords) for p in projections]
-    values = store.get_many(keys)
     spec = layout.chunk_spec
     codec = layout.codec
+    in_part = codec.supports_partial_decode
+    whole = [i for i, p in enumerate(projections) if p.is_complete or not in_part]
+    values = dict(zip(whole, store.get_many([keys[i] for i in whole]))) if whole else {}
     decode_into = getattr(codec, "decode_into", None)
 
     def work(i: int) -> None:
-        proj, data, key = projections[i], values[i], keys[i]
+        proj, key = projections[i], keys[i]
+        if i not in values:
+            part = codec.decode_partial(KeyReader(store, key), spec, proj, key)
+            out[proj.out_selection] = layout.fill_value if part is None else part
+            return
+        data = values[i]
         if data is None:
             out[proj.out_selection] = layout.fill_value
             return
@@ -199,20 +165,7 @@ def write(
         def work(i: int) -> bytes | memoryview | None:
             proj = group[i]
             part = value[proj.out_selection]
-            if proj.is_complete and part.shape == layout.chunk_shape and proj.pre_selection is None:
-                chunk = part  # an interior chunk written whole: no copy
-            else:
-                data = old.get(i)
-                if data is None:
-                    chunk = layout.new_chunk(fill=True)
-                else:
-                    chunk = codec.decode(data, spec, keys[i])
-                    if not chunk.flags.writeable:
-                        chunk = chunk.copy(order="K")
-                proj.assign(chunk, part)
-            if not write_empty_chunks and is_fill(chunk, layout.fill_value):
-                return None
-            return codec.encode(chunk, spec)
+            return update_chunk(codec, old.get(i), spec, proj, part, keys[i], write_empty_chunks)
 
         encoded = thread_map(work, range(len(group)))
         to_set = {k: _as_bytes(v) for k, v in zip(keys, encoded) if v is not None}

@@ -165,6 +165,9 @@ class ChunkProjection:
     #: integer indices applied first when arrays are mixed with integers
     #: (numpy would otherwise move the advanced axes to the front)
     pre_selection: tuple | None = None
+    #: the selection within the chunk, one int / slice / int array per dimension
+    #: (what an :class:`Indexer` over the chunk accepts)
+    dims: tuple = ()
 
     def select(self, chunk: np.ndarray) -> np.ndarray:
         if self.pre_selection is not None:
@@ -225,6 +228,7 @@ class Indexer:
                 and s.stop >= min(c, n - i * c)
                 for s, i, c, n in zip(chunk_sel, coords, self.chunk_shape, self.shape)
             )
+            dims = tuple(chunk_sel)
             pre = None
             if any(isinstance(s, np.ndarray) for s in chunk_sel) and any(
                 isinstance(s, int) for s in chunk_sel
@@ -232,5 +236,5 @@ class Indexer:
                 pre = tuple(s if isinstance(s, int) else slice(None) for s in chunk_sel)
                 chunk_sel = [s for s in chunk_sel if not isinstance(s, int)]
             yield ChunkProjection(
-                coords, _as_index(chunk_sel), _as_index(out_sel), complete, pre
+                coords, _as_index(chunk_sel), _as_index(out_sel), complete, pre, dims
             )
