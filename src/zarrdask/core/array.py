@@ -338,7 +338,10 @@ class Array(Node):
         for d, (old, new, c) in enumerate(zip(old_shape, new_shape, self._grid_chunks)):
             edge = min(old, -(-new // c) * c)
             if new < old and new < edge:
-                region = tuple(slice(0, min(o, n)) for o, n in zip(old_shape, new_shape))
+                # every other dimension over the extent of the chunks that are kept
+                region = tuple(
+                    slice(0, min(o, -(-n // c) * c)) for o, n, c in zip(old_shape, new_shape, self._grid_chunks)
+                )
                 region = region[:d] + (slice(new, edge),) + region[d + 1 :]
                 indexer = Indexer(region, old_shape, self._grid_chunks)
                 engine.write(self._store, layout, indexer, layout.fill_value)
