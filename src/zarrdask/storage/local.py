@@ -21,9 +21,9 @@ import re
 import shutil
 import stat
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from .._pool import thread_map
 from ..errors import StoreError
 from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, resolve
@@ -34,8 +34,6 @@ __all__ = ["LocalStore"]
 # ".<name>.<32 hex digits>.tmp": a write in progress (or one that crashed).
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 # Writes are spread over a few threads only when there are several of them.
-_SET_MANY_THREADS = 8
-_SET_MANY_MIN = 4
 _HAVE_PREAD = hasattr(os, "pread")
 
 
@@ -145,7 +143,8 @@ class LocalStore(Store):
             raise StoreError(f"{self!r}: cannot read key {key!r}: {e}") from e
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
-        return [self._read(key) for key in keys]
+        # files are read on the shared pool: the OS serves them in parallel
+        return thread_map(self._read, keys)
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         path = self._path(key)
@@ -230,13 +229,7 @@ class LocalStore(Store):
             path = self._path(key)
             self._check_writable(key)
             jobs.append((key, path, ensure_bytes(value)))
-        if len(jobs) < _SET_MANY_MIN:
-            for job in jobs:
-                self._write(*job)
-            return
-        with ThreadPoolExecutor(min(_SET_MANY_THREADS, len(jobs))) as pool:
-            for future in [pool.submit(self._write, *job) for job in jobs]:
-                future.result()
+        thread_map(lambda job: self._write(*job), jobs)
 
     def _prune(self, directory: str) -> None:
         """Remove ``directory`` and its parents while empty, stopping at the root."""
