@@ -33,7 +33,6 @@ __all__ = ["LocalStore"]
 
 # ".<name>.<32 hex digits>.tmp": a write in progress (or one that crashed).
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
-# Writes are spread over a few threads only when there are several of them.
 _HAVE_PREAD = hasattr(os, "pread")
 
 
