@@ -57,20 +57,22 @@ class ChunkSpec:
     """What a chunk looks like on the decoded side of a codec.
 
     ``order`` is the memory layout of the decoded chunk: always ``"C"`` in v3,
-    the array's ``order`` in v2.
+    the array's ``order`` in v2. ``write_empty``: store chunks (and inner chunks
+    of shards) that equal the fill value everywhere; otherwise they are left out.
     """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     fill_value: Any
     order: str = "C"
+    write_empty: bool = False
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
-        return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order)
+        return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty)
 
 
 class Codec:
@@ -175,11 +177,10 @@ class ArrayBytesCodec(Codec):
         proj: "ChunkProjection",
         value: np.ndarray,
         key: str = "",
-        write_empty: bool = False,
     ) -> bytes | memoryview | None:
         """The new encoding of a stored chunk (``old``, or ``None`` if missing)
         after writing ``value`` at ``proj``'s selection; ``None`` when the result
-        is all fill value and ``write_empty`` is false (the chunk is deleted).
+        is all fill value and ``spec.write_empty`` is false (the chunk is deleted).
 
         This default decodes the whole chunk, updates it and encodes it again.
         """
@@ -190,7 +191,7 @@ class ArrayBytesCodec(Codec):
             if not chunk.flags.writeable:
                 chunk = chunk.copy(order="K")
         proj.assign(chunk, value)
-        if not write_empty and is_fill(chunk, spec.fill_value):
+        if not spec.write_empty and is_fill(chunk, spec.fill_value):
             return None
         return self.encode(chunk, spec)
 
@@ -220,19 +221,18 @@ def update_chunk(
     proj: "ChunkProjection",
     value: np.ndarray,
     key: str = "",
-    write_empty: bool = False,
 ) -> bytes | memoryview | None:
     """Encode a chunk after writing ``value`` at ``proj``: a chunk the write covers
     completely is encoded without looking at ``old``; a partly covered one goes
     through :meth:`ArrayBytesCodec.encode_partial`. ``None``: the chunk is all
-    fill value (and ``write_empty`` is false), so it is not stored."""
+    fill value (and ``spec.write_empty`` is false), so it is not stored."""
     if not proj.is_complete:
-        return codec.encode_partial(old, spec, proj, value, key, write_empty)
+        return codec.encode_partial(old, spec, proj, value, key)
     if value.shape == spec.shape and proj.pre_selection is None:
         chunk = value  # written whole: no copy
     else:  # an edge chunk: the overhang is fill
         chunk = np.full(spec.shape, spec.fill_value, dtype=spec.dtype, order=spec.order)
         proj.assign(chunk, value)
-    if not write_empty and is_fill(chunk, spec.fill_value):
+    if not spec.write_empty and is_fill(chunk, spec.fill_value):
         return None
     return codec.encode(chunk, spec)

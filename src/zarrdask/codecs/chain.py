@@ -90,11 +90,11 @@ class CodecChain(ArrayBytesCodec):
         return self.array_bytes.decode_partial(reader, spec, proj, key)
 
     def encode_partial(
-        self, old: Any, spec: ChunkSpec, proj: Any, value: np.ndarray, key: str = "", write_empty: bool = False
+        self, old: Any, spec: ChunkSpec, proj: Any, value: np.ndarray, key: str = ""
     ) -> Any:
         if not self.array_array and not self.bytes_bytes:
-            return self.array_bytes.encode_partial(old, spec, proj, value, key, write_empty)
-        return super().encode_partial(old, spec, proj, value, key, write_empty)
+            return self.array_bytes.encode_partial(old, spec, proj, value, key)
+        return super().encode_partial(old, spec, proj, value, key)
 
     def evolve(self, spec: ChunkSpec) -> "CodecChain":
         specs = self._specs(spec)

@@ -317,8 +317,8 @@ def create_array(
         dimension_separator=dimension_separator,
         dimension_names=dimension_names,
     )
+    # building the Array builds and checks the codecs: a bad configuration fails before anything is written
     array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks)
-    array._codec  # build the codecs now: a bad configuration fails before anything is written
     docs = prepare_node(store, path, zarr_format, overwrite=overwrite, kind="an array")
     if overwrite:
         clear_node(store, path)

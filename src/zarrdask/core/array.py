@@ -75,6 +75,7 @@ class Array(Node):
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
+        self._codec  # build and check the codecs now: a bad configuration fails at open
 
     @classmethod
     def _from_node(cls, store: Store, node: NodeDocs, *, read_only: bool, **kwargs: Any) -> "Array":
@@ -256,8 +257,20 @@ class Array(Node):
         sharding = self._sharding
         if sharding is None:
             return len(keys)
-        spec = self._layout.chunk_spec
-        return sum(thread_map(lambda k: sharding.count_chunks(engine.KeyReader(self._store, k), spec, k), keys))
+        layout = self._layout
+        spec = layout.chunk_spec
+        prefix = len(layout.prefix)
+
+        def count(key: str) -> int:
+            # only inner chunks overlapping the array count (the index may list others)
+            shard = layout.key_encoding.decode(key[prefix:]) or ()
+            inside = np.ones(tuple(s // c for s, c in zip(self._grid_chunks, self.chunks)), dtype=bool)
+            for d, (i, s, c, n) in enumerate(zip(shard, self._grid_chunks, self.chunks, self.shape)):
+                starts = i * s + np.arange(inside.shape[d]) * c
+                inside &= (starts < n).reshape([-1 if k == d else 1 for k in range(inside.ndim)])
+            return sharding.count_chunks(engine.KeyReader(self._store, key), spec, key, inside)
+
+        return sum(thread_map(count, keys))
 
     @property
     def nbytes_stored(self) -> int:

@@ -18,7 +18,7 @@ encoded changes nothing that is stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence, TypeVar
 
 import numpy as np
@@ -153,7 +153,7 @@ def write(
             f"{indexer.out_shape}"
         ) from None
     projections = list(indexer)
-    spec = layout.chunk_spec
+    spec = replace(layout.chunk_spec, write_empty=write_empty_chunks)
     codec = layout.codec
     # bound the memory held by encoded chunks waiting for the store
     batch = max(1, (256 << 20) // max(spec.nbytes, 1))
@@ -165,7 +165,7 @@ def write(
         def work(i: int) -> bytes | memoryview | None:
             proj = group[i]
             part = value[proj.out_selection]
-            return update_chunk(codec, old.get(i), spec, proj, part, keys[i], write_empty_chunks)
+            return update_chunk(codec, old.get(i), spec, proj, part, keys[i])
 
         encoded = thread_map(work, range(len(group)))
         to_set = {k: _as_bytes(v) for k, v in zip(keys, encoded) if v is not None}

@@ -54,6 +54,13 @@ def _chain(codecs: Any, what: str) -> CodecChain:
     return CodecChain.from_codecs([codec_from_json(c, key=key) for c in codecs], key=key)
 
 
+def _iter(x: Any) -> Any:
+    try:
+        return list(x)
+    except TypeError:
+        return [x]
+
+
 def _default_index_codecs() -> list[Codec]:
     from ..bytes_codec import BytesCodec
     from ..crc32c_codec import Crc32cCodec
@@ -89,12 +96,13 @@ class ShardingCodec(ArrayBytesCodec):
     ) -> None:
         from ..bytes_codec import BytesCodec
 
-        try:
-            self.chunk_shape = tuple(int(c) for c in chunk_shape)
-        except (TypeError, ValueError):
+        if isinstance(chunk_shape, (str, bytes)) or not all(
+            isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in _iter(chunk_shape)
+        ):
             raise CodecError(
                 f"codec 'sharding_indexed': 'chunk_shape' must be a list of integers, found {chunk_shape!r}"
-            ) from None
+            )
+        self.chunk_shape = tuple(int(c) for c in chunk_shape)
         if any(c <= 0 for c in self.chunk_shape):
             raise CodecError(f"codec 'sharding_indexed': 'chunk_shape' must be positive, found {list(chunk_shape)}")
         if index_location not in ("start", "end"):
@@ -129,7 +137,7 @@ class ShardingCodec(ArrayBytesCodec):
         return tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
 
     def _inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C")
+        return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C", spec.write_empty)
 
     def _index_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return ChunkSpec((*self._cps(spec), 2), np.dtype("uint64"), MAX_UINT64, "C")
@@ -243,7 +251,7 @@ class ShardingCodec(ArrayBytesCodec):
                 out[region] = spec.fill_value
                 return
             off, n = int(flat[i, 0]), int(flat[i, 1])
-            target = out[region]
+            target = out[(*region, Ellipsis)]  # a view, also for 0-d shards
             chain.decode_into(mv[off : off + n], inner, target, key)
 
         thread_map(dec, range(len(regions)))
@@ -264,10 +272,16 @@ class ShardingCodec(ArrayBytesCodec):
         index.check(None, key)
         return index
 
-    def count_chunks(self, reader: RangeReader, spec: ChunkSpec, key: str = "") -> int:
-        """The number of non-empty inner chunks of a stored shard (from its index)."""
+    def count_chunks(
+        self, reader: RangeReader, spec: ChunkSpec, key: str = "", within: np.ndarray | None = None
+    ) -> int:
+        """The number of non-empty inner chunks of a stored shard (from its index),
+        only those where the boolean mask ``within`` (chunks per shard) is true."""
         index = self._fetch_index(reader, spec, key)
-        return 0 if index is None else int((~index.is_empty()).sum())
+        if index is None:
+            return 0
+        stored = ~index.is_empty()
+        return int((stored & within.reshape(-1)).sum() if within is not None else stored.sum())
 
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: ChunkProjection, key: str = ""
@@ -325,7 +339,6 @@ class ShardingCodec(ArrayBytesCodec):
         proj: ChunkProjection,
         value: np.ndarray,
         key: str = "",
-        write_empty: bool = False,
     ) -> bytes | None:
         cps = self._cps(spec)
         n_inner = math.prod(cps)
@@ -349,7 +362,7 @@ class ShardingCodec(ArrayBytesCodec):
 
         for i, piece in zip(flat_ids, thread_map(enc, range(len(inner_projs)))):
             pieces[i] = piece
-        if not write_empty and all(p is None for p in pieces):
+        if not spec.write_empty and all(p is None for p in pieces):
             return None
         return self._assemble(pieces, spec)
 
