@@ -197,7 +197,7 @@ def notes(results: dict) -> list[str]:
         f"{meta['size']}x{meta['size']} float32 ({meta['array_bytes'] / MiB:.0f} MiB), {meta['threads']} threads per "
         f"implementation, {meta['cpu_count']} CPUs ({meta['cpu']}); 1 MiB = 2^20 bytes.",
         f"Stores in {meta['workdir']} ({meta.get('workdir_fs', '?')}). Reads: {meta['read_store']}; {meta['page_cache']}. Full reads: best of {meta['repeat']} after one "
-        f"warm-up read; writes: best of {meta['write_repeat']}; first window: best of {meta['first_repeat']} fresh "
+        f"warm-up read, in each of {meta.get('read_procs', 1)} fresh processes per implementation (interleaved); writes: best of {meta['write_repeat']}; first window: best of {meta['first_repeat']} fresh "
         "processes (imports excluded, open included).",
         "Ratios: zd vs zp/ts = how many times faster (or leaner) zarrdask is; zd / floor = zarrdask's read time "
         "over the codec floor's (numcodecs alone decoding every chunk, in memory, same threads).",
@@ -209,10 +209,9 @@ def notes(results: dict) -> list[str]:
         parts = []
         if "stored_bytes" in ref:
             parts.append(f"compression ratio {meta['array_bytes'] / ref['stored_bytes']:.2f} (zarr-python's store)")
-        for impl, d in entry["impls"].items():
-            w = d.get("write", {})
-            if "stored_bytes" in w:
-                parts.append(f"{impl} wrote {w['stored_bytes'] / MiB:.0f} MiB")
+        sizes = [(impl, d.get("write", {}).get("stored_bytes")) for impl, d in entry["impls"].items()]
+        if any(b for _, b in sizes):
+            parts.append("written MiB " + ", ".join(f"{i} {b / MiB:.0f}" for i, b in sizes if b))
         bad = [i for i, v in entry.get("verify", {}).items() if isinstance(v, dict) and not v.get("ok")]
         if bad:
             parts.append("WRITTEN DATA WRONG: " + ", ".join(f"{i} ({entry['verify'][i].get('error', 'mismatch')})" for i in bad))
@@ -229,14 +228,16 @@ def notes(results: dict) -> list[str]:
             if rd and "error" not in rd and not rd.get("correct", True):
                 parts.append(f"{impl} read WRONG data")
             ds = rd.get("dask_sum", {}) if rd else {}
-            if "skipped" in ds and impl == ZD:
-                parts.append(f"dask sum skipped for {impl}: {ds['skipped']}")
             if "error" in ds:
                 parts.append(f"dask sum ERROR for {impl}: {ds['error']}")
         e = _err(entry.get("floor"))
         if e:
             parts.append(f"codec floor ERROR: {e}")
         out.append(f"{name}: {'; '.join(parts)}.")
+    skipped = sorted({d["impls"][ZD].get("read", {}).get("dask_sum", {}).get("skipped", "")
+                      for d in results["cases"].values() if ZD in d["impls"]} - {""})
+    for reason in skipped:
+        out.append(f"dask sum not measured for zarrdask: {reason}.")
     g = results.get("graph", {})
     for impl, d in g.items():
         if isinstance(d, dict) and "skipped" in d:
@@ -300,38 +301,61 @@ def plot(results: dict, impls: list[str], path: str) -> None:
     x = np.arange(len(names))
     width = 0.8 / max(1, len(impls))
     colors = {ZD: "tab:blue", ZP: "tab:orange", TS: "tab:green"}
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5))
-    panels = [("write all", "write", "times", "MiB/s"), ("read all", "read", "read_times", "MiB/s")]
-    for ax, (title, step, key, unit) in zip(axes, panels):
+    fig, axes = plt.subplots(2, 2, figsize=(14, 9))
+    axes = axes.ravel()
+
+    def bars(ax, value_of, title):
+        top = 0.0
         for k, impl in enumerate(impls):
-            vals = []
-            for n in names:
-                t = _best(results["cases"][n]["impls"][impl].get(step, {}).get(key))
-                vals.append(nbytes / t / MiB if t else 0)
+            vals = [value_of(results["cases"][n]["impls"][impl]) or 0 for n in names]
+            top = max(top, *vals)
             ax.bar(x + (k - (len(impls) - 1) / 2) * width, vals, width, label=impl, color=colors.get(impl))
-        if step == "read":
-            for k, n in enumerate(names):
-                f = _best(results["cases"][n].get("floor", {}).get("decode_only_times"))
-                if f:
-                    ax.hlines(nbytes / f / MiB, k - 0.45, k + 0.45, colors="black", linestyles="--",
-                              label="codec floor" if k == 0 else None)
-        ax.set_title(f"{title} ({unit}, higher is better)")
-        ax.set_xticks(x, names, rotation=20)
-        ax.legend(fontsize=8)
+        ax.set_title(title)
+        ax.set_xticks(x, names, rotation=15)
         ax.grid(axis="y", alpha=0.3)
-    ax = axes[2]
-    for k, impl in enumerate(impls):
-        vals = []
-        for n in names:
-            fs = [f["time"] for f in results["cases"][n]["impls"][impl].get("first", []) if "time" in f]
-            vals.append(min(fs) * 1000 if fs else 0)
-        ax.bar(x + (k - (len(impls) - 1) / 2) * width, vals, width, label=impl, color=colors.get(impl))
-    ax.set_title("open + first 10x10 window (ms, lower is better)")
-    ax.set_xticks(x, names, rotation=20)
+        return top
+
+    def mibs(step, key):
+        def f(d):
+            t = _best(d.get(step, {}).get(key))
+            return nbytes / t / MiB if t else None
+        return f
+
+    bars(axes[0], mibs("write", "times"), "write all (MiB/s, higher is better)")
+    axes[0].legend(fontsize=8)
+
+    ax = axes[1]
+    top = bars(ax, mibs("read", "read_times"), "read all (MiB/s, higher is better; dashes: codec floor)")
+    ymax = top * 1.5 if top else 1
+    for k, n in enumerate(names):
+        f = _best(results["cases"][n].get("floor", {}).get("decode_only_times"))
+        if f:
+            v = nbytes / f / MiB
+            ax.hlines(min(v, ymax * 0.97), k - 0.45, k + 0.45, colors="black", linestyles="--",
+                      label="codec floor" if k == 0 else None)
+            if v > ymax:
+                ax.annotate(f"floor {v:,.0f}", (k, ymax * 0.97), ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, ymax)
     ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
+
+    def first_ms(d):
+        fs = [f["time"] for f in d.get("first", []) if isinstance(f, dict) and "time" in f]
+        return min(fs) * 1000 if fs else None
+
+    bars(axes[2], first_ms, "open + first 10x10 window (ms, lower is better)")
+    axes[2].legend(fontsize=8)
+
+    def mem(d):
+        m = d.get("read", {}).get("memory")
+        return m["ratio_to_array"] if m else None
+
+    bars(axes[3], mem, "peak memory of a full read (x array size above baseline, lower is better)")
+    axes[3].axhline(MEMORY_MAX, color="black", linestyle="--", label=f"target {MEMORY_MAX}x")
+    axes[3].legend(fontsize=8)
+
     m = results["meta"]
-    fig.suptitle(f"zarrdask vs zarr-python vs tensorstore: {m['size']}x{m['size']} float32, {m['threads']} threads")
+    fig.suptitle(f"zarrdask vs zarr-python vs tensorstore: {m['size']}x{m['size']} float32, {m['threads']} threads"
+                 f" ({m.get('workdir_fs', '')})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)

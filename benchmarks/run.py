@@ -34,8 +34,13 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def worker_env(threads: int) -> dict[str, str]:
+def worker_env(threads: int, workdir: str) -> dict[str, str]:
     env = dict(os.environ)
+    # byte-code caching on, in a cache of our own: an editable install (zarrdask) run
+    # with PYTHONDONTWRITEBYTECODE=1 would recompile every module it imports lazily
+    # (codecs, on open) in every fresh process, while site-packages ship compiled
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(workdir, "pycache")
     env.update(
         {
             "ZARRDASK_THREADS": str(threads),
@@ -53,8 +58,8 @@ def worker_env(threads: int) -> dict[str, str]:
 
 
 class Runner:
-    def __init__(self, threads: int, timeout: float) -> None:
-        self.env = worker_env(threads)
+    def __init__(self, threads: int, timeout: float, workdir: str) -> None:
+        self.env = worker_env(threads, workdir)
         self.timeout = timeout
         self.workers = 0
 
@@ -77,6 +82,27 @@ class Runner:
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
         _log(f"    ! {task['op']} {task.get('impl', '')} crashed (exit {proc.returncode}):\n{tail}")
         return {"error": f"worker exited with {proc.returncode}: {tail.splitlines()[-1] if tail else ''}"}
+
+
+def merge_reads(procs: list[dict]) -> dict:
+    """One result from the read workers of one implementation: every timing kept,
+    the best taken later; memory and correctness from all of them."""
+    ok = [p for p in procs if "error" not in p]
+    if not ok:
+        return procs[0] if procs else {"error": "no read worker ran"}
+    out = dict(ok[0])
+    out["read_times"] = [t for p in ok for t in p["read_times"]]
+    out["windows_time"] = min(p["windows_time"] for p in ok)
+    out["windows_ok"] = all(p.get("windows_ok", False) for p in ok)
+    out["correct"] = all(p.get("correct", False) for p in ok)
+    out["memory"] = min((p["memory"] for p in ok), key=lambda m: m["peak_above_baseline_bytes"])
+    out["memory_all"] = [p["memory"]["peak_above_baseline_bytes"] for p in ok]
+    out["first_read_times"] = [p["first_read_time"] for p in ok]
+    out["processes"] = len(ok)
+    errors = [p["error"] for p in procs if "error" in p]
+    if errors:
+        out["worker_errors"] = errors
+    return out
 
 
 def _git_commit() -> str | None:
@@ -122,8 +148,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--impls", default=",".join(IMPLS), help=f"comma-separated, from: {', '.join(IMPLS)}")
     p.add_argument("--repeat", type=int, default=5, help="timed full reads / codec-floor passes (best kept; default 5)")
     p.add_argument("--write-repeat", type=int, default=3, help="timed full writes (best kept; default 3)")
+    p.add_argument("--read-procs", type=int, default=2,
+                   help="read workers per implementation and case, interleaved (default 2; all timings pooled)")
     p.add_argument("--first-repeat", type=int, default=3,
-                   help="fresh processes timing open + first small window (best kept; default 3)")
+                   help="fresh processes timing open + first small window, read workers included (best kept; default 3)")
     p.add_argument("--windows", type=int, default=1000, help="random small windows (default 1000)")
     p.add_argument("--seed", type=int, default=1234, help="seed of the random window positions")
     p.add_argument("--graph-chunks", type=int, default=1_000_000,
@@ -137,7 +165,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.quick:
         args.size = QUICK_SIZE if args.size == 8192 else args.size
-        args.repeat, args.write_repeat, args.first_repeat = 1, 1, 1
+        args.repeat, args.write_repeat, args.first_repeat, args.read_procs = 1, 1, 1, 1
         args.windows = min(args.windows, 200)
         args.graph_chunks = min(args.graph_chunks, 10_000)
     if args.workdir is None:
@@ -219,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     load_before = _loadavg()
     jiffies_before, own_before = _cpu_jiffies(), _own_cpu_seconds()
-    run = Runner(args.threads, args.timeout)
+    run = Runner(args.threads, args.timeout, args.workdir)
     size, threads = args.size, args.threads
     os.makedirs(args.workdir, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
@@ -239,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             "repeat": args.repeat,
             "write_repeat": args.write_repeat,
             "first_repeat": args.first_repeat,
+            "read_procs": args.read_procs,
             "windows": args.windows,
             "window_shape": [10, 10],
             "seed": args.seed,
@@ -256,6 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         "graph": {},
     }
     base = {"threads": threads, "size": size, "data": data}
+
+    # one small write + read of every case per implementation: byte code compiled and
+    # cached, module files in the page cache, before anything is timed
+    _log("  warm-up (imports, byte-code cache)")
+    for impl in args.impls:
+        run({**base, "op": "warm", "impl": impl, "cases": [CASES[c].scaled(size).to_json() for c in args.cases],
+             "path": os.path.join(args.workdir, "warm")})
+    shutil.rmtree(os.path.join(args.workdir, "warm"), ignore_errors=True)
 
     for name in args.cases:
         case = CASES[name].scaled(size)
@@ -290,14 +327,19 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(dest, ignore_errors=True)
         _sync()
 
+        # reads: --read-procs rounds, implementations interleaved within a round, so
+        # slow drifts of the machine hit every implementation alike
+        procs: dict[str, list[dict]] = {impl: [] for impl in args.impls}
+        for rnd in range(args.read_procs):
+            for impl in args.impls:
+                _log(f"  read: {impl} ({rnd + 1}/{args.read_procs})")
+                procs[impl].append(run({**base, "op": "read", "impl": impl, "case": cj, "path": ref,
+                                        "repeat": args.repeat, "windows": args.windows, "seed": args.seed,
+                                        "dask": rnd == 0}))
         for impl in args.impls:
-            _log(f"  read: {impl}")
-            r = run({**base, "op": "read", "impl": impl, "case": cj, "path": ref, "repeat": args.repeat,
-                     "windows": args.windows, "seed": args.seed})
-            firsts = []
-            if "error" not in r:
-                firsts.append({"time": r["first_window_time"], "ok": True})
-            for _ in range(max(0, args.first_repeat - 1)):
+            r = merge_reads(procs[impl])
+            firsts = [{"time": p["first_window_time"], "ok": p.get("correct", False)} for p in procs[impl] if "error" not in p]
+            for _ in range(max(0, args.first_repeat - len(firsts))):
                 firsts.append(run({**base, "op": "first", "impl": impl, "case": cj, "path": ref}))
             entry["impls"][impl]["read"] = r
             entry["impls"][impl]["first"] = firsts

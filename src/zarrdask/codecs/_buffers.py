@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -46,3 +48,28 @@ def write_into(out: Any, result: Any, *, key: str, codec: str) -> Any:
     if src.obj is not target.obj:
         target[:] = src
     return out
+
+
+_scratch = threading.local()
+_MAX_FREE = 4  # buffers kept per thread
+
+
+@contextmanager
+def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> Iterator[np.ndarray]:
+    """A reusable, uninitialised array to decode a chunk into before copying part of
+    it elsewhere. Reusing one buffer per thread spares a fresh allocation (and
+    its page faults) per chunk and keeps the buffer in cache. Nested uses get
+    distinct buffers."""
+    if dtype.hasobject:
+        yield np.empty(shape, dtype=dtype, order=order)
+        return
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    free: list[np.ndarray] = _scratch.__dict__.setdefault("free", [])
+    i = next((i for i, b in enumerate(free) if nbytes <= b.nbytes <= 4 * nbytes + 4096), None)
+    buf = np.empty(max(nbytes, 1), dtype=np.uint8) if i is None else free.pop(i)
+    try:
+        yield buf[:nbytes].view(dtype).reshape(shape, order=order)
+    finally:
+        free.append(buf)
+        if len(free) > _MAX_FREE:
+            free.pop(0)

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CorruptChunkError
+from ._buffers import scratch_array
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
 
 
@@ -142,12 +143,30 @@ class CodecChain(ArrayBytesCodec):
     def decode_into(
         self, data: bytes | memoryview, spec: ChunkSpec, out: np.ndarray, key: str = ""
     ) -> None:
-        """Decode into ``out`` (shape ``spec.shape``), without an intermediate chunk
-        where the codecs allow it."""
-        target = None if self.array_array else self.array_bytes.raw_target(out, spec)
-        if target is None:
-            out[...] = self.decode(data, spec, key)
-            return
+        """Decode into ``out`` (shape ``spec.shape``; it may be a strided view of a
+        larger array) with as few copies as the codecs allow: straight into
+        ``out``'s memory when it is contiguous, else into a reused scratch chunk
+        copied into place."""
+        ab = self.array_bytes
+        if not self.array_array:
+            target = ab.raw_target(out, spec)
+            if target is not None:
+                self._decode_raw(data, spec, target, key)
+                return
+            inner = getattr(ab, "decode_into", None)
+            if inner is not None and not self.bytes_bytes:
+                inner(data, spec, out, key)  # e.g. a shard: decodes inner chunk by inner chunk
+                return
+            with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
+                target = ab.raw_target(buf, spec)
+                if target is not None:
+                    self._decode_raw(data, spec, target, key)
+                    out[...] = buf
+                    return
+        out[...] = self.decode(data, spec, key)
+
+    def _decode_raw(self, data: Any, spec: ChunkSpec, target: memoryview, key: str) -> None:
+        """Decode the bytes→bytes codecs, the outermost straight into ``target``."""
         data = self._decode_bytes(data, spec, key, 1)
         if self.bytes_bytes:
             self.bytes_bytes[0].decode(data, spec, key, out=target)

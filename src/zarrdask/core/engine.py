@@ -25,12 +25,16 @@ import numpy as np
 
 from .._pool import thread_map
 from ..chunking import ChunkKeyEncoding, RegularGrid
+from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
 from ..errors import SelectionError
 from ..indexing import ChunkProjection, Indexer
 from ..storage.abc import Store
 
 T = TypeVar("T")
+
+#: decoded bytes per batched fetch in large reads (smaller reads use one call)
+GROUP_BYTES = 32 << 20
 
 
 # -- the array layout the engine works on --------------------------------------
@@ -61,18 +65,15 @@ class ChunkLayout:
 
 
 # -- reads ------------------------------------------------------------------
-def _direct_target(out: np.ndarray, proj: ChunkProjection, layout: ChunkLayout) -> np.ndarray | None:
-    """The view of ``out`` a chunk can be decoded straight into, if there is one."""
+def _out_view(out: np.ndarray, proj: ChunkProjection, layout: ChunkLayout) -> np.ndarray | None:
+    """The view of ``out`` a whole chunk can be decoded into, if there is one
+    (not for edge chunks, dropped axes or strided selections)."""
     if not proj.is_complete or proj.pre_selection is not None:
         return None
     if any(not isinstance(s, slice) or s.step not in (None, 1) for s in proj.out_selection):
         return None
     view = out[(*proj.out_selection, Ellipsis)]  # a view even for 0-d arrays
-    if view.shape != layout.chunk_shape:
-        return None  # an edge chunk, or a dropped axis
-    if layout.order == "F" and view.flags.f_contiguous or layout.order == "C" and view.flags.c_contiguous:
-        return view
-    return None
+    return view if view.shape == layout.chunk_shape else None
 
 
 class KeyReader(RangeReader):
@@ -88,9 +89,11 @@ class KeyReader(RangeReader):
 def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | None = None) -> np.ndarray:
     """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
 
-    Chunks read whole are fetched in one ``get_many`` call; chunks the selection
-    covers only in part are read in part when the codec can (sharding: the
-    index, then only the inner chunks needed).
+    Chunks read whole are fetched with one ``get_many`` call (large reads: one
+    call per group of about :data:`GROUP_BYTES` decoded bytes, each group fetched
+    and decoded by one pool thread, so that compressed data never piles up);
+    chunks the selection covers only in part are read in part when the codec
+    can (sharding: the index, then only the inner chunks needed).
     """
     if out is None:
         out = np.empty(indexer.out_shape, dtype=layout.dtype)
@@ -101,28 +104,39 @@ def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | 
     spec = layout.chunk_spec
     codec = layout.codec
     in_part = codec.supports_partial_decode
-    whole = [i for i, p in enumerate(projections) if p.is_complete or not in_part]
-    values = dict(zip(whole, store.get_many([keys[i] for i in whole]))) if whole else {}
     decode_into = getattr(codec, "decode_into", None)
 
-    def work(i: int) -> None:
+    def decode(i: int, data: Any) -> None:
         proj, key = projections[i], keys[i]
-        if i not in values:
-            part = codec.decode_partial(KeyReader(store, key), spec, proj, key)
-            out[proj.out_selection] = layout.fill_value if part is None else part
-            return
-        data = values[i]
         if data is None:
             out[proj.out_selection] = layout.fill_value
             return
-        target = _direct_target(out, proj, layout) if decode_into is not None else None
-        if target is not None:
-            decode_into(data, spec, target, key)
+        if decode_into is None:
+            out[proj.out_selection] = proj.select(codec.decode(data, spec, key))
             return
-        chunk = codec.decode(data, spec, key)
-        out[proj.out_selection] = proj.select(chunk)
+        view = _out_view(out, proj, layout)
+        if view is not None:
+            decode_into(data, spec, view, key)
+            return
+        with scratch_array(spec.shape, spec.dtype, spec.order) as chunk:
+            decode_into(data, spec, chunk, key)
+            out[proj.out_selection] = proj.select(chunk)
 
-    thread_map(work, range(len(projections)))
+    def read_part(i: int) -> None:
+        proj, key = projections[i], keys[i]
+        part = codec.decode_partial(KeyReader(store, key), spec, proj, key)
+        out[proj.out_selection] = layout.fill_value if part is None else part
+
+    def read_group(group: Sequence[int]) -> None:
+        values = store.get_many([keys[i] for i in group])
+        thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
+
+    whole = [i for i, p in enumerate(projections) if p.is_complete or not in_part]
+    parts = [i for i, p in enumerate(projections) if not (p.is_complete or not in_part)]
+    per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    groups = [whole] if len(whole) <= 2 * per_group else list(_batches(whole, per_group))
+    thread_map(read_group, [g for g in groups if g])
+    thread_map(read_part, parts)
     return out
 
 
@@ -168,17 +182,10 @@ def write(
             return update_chunk(codec, old.get(i), spec, proj, part, keys[i])
 
         encoded = thread_map(work, range(len(group)))
-        to_set = {k: _as_bytes(v) for k, v in zip(keys, encoded) if v is not None}
+        to_set = {k: v for k, v in zip(keys, encoded) if v is not None}
         to_delete = [k for k, v in zip(keys, encoded) if v is None]
         if to_set:
             store.set_many(to_set)
         if to_delete:
             store.delete_many(to_delete)
 
-
-def _as_bytes(data: Any) -> bytes:
-    if isinstance(data, bytes):
-        return data
-    if isinstance(data, np.ndarray):
-        return data.tobytes(order="A")
-    return bytes(memoryview(data).cast("B"))

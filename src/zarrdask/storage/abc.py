@@ -38,6 +38,18 @@ def ensure_bytes(value: object) -> bytes:
         ) from None
 
 
+def as_buffer(value: object) -> memoryview:
+    """``value`` as a flat byte view, without copying; for stores that write the
+    bytes out before ``set`` returns (a copy would only cost time)."""
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"store values must be bytes-like, got {type(value).__name__}") from None
+    if not view.c_contiguous:
+        return memoryview(view.tobytes())
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
 class Store(ABC):
     """Abstract key-value store.
 

@@ -25,7 +25,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from .._pool import thread_map
 from ..errors import StoreError
-from .abc import Store, ensure_bytes
+from .abc import Store, as_buffer
 from .byte_range import ByteRequest, resolve
 from .keys import validate_key, validate_prefix
 
@@ -189,7 +189,7 @@ class LocalStore(Store):
     def set(self, key: str, value: bytes) -> None:
         path = self._path(key)
         self._check_writable(key)
-        self._write(key, path, ensure_bytes(value))
+        self._write(key, path, as_buffer(value))
 
     def _write(self, key: str, path: str, value: bytes) -> None:
         directory, name = os.path.split(path)
@@ -227,7 +227,7 @@ class LocalStore(Store):
         for key, value in items.items():
             path = self._path(key)
             self._check_writable(key)
-            jobs.append((key, path, ensure_bytes(value)))
+            jobs.append((key, path, as_buffer(value)))
         thread_map(lambda job: self._write(*job), jobs)
 
     def _prune(self, directory: str) -> None:
