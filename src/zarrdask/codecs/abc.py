@@ -30,16 +30,32 @@ if TYPE_CHECKING:
 
 
 def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
-    """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN)."""
-    if chunk.dtype.kind in "fc":
-        fill = np.asarray(fill_value, dtype=chunk.dtype)
-        if chunk.dtype.kind == "f" and np.isnan(fill):
+    """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN).
+
+    Most chunks differ from the fill value in their first element, so that is
+    looked at before the whole chunk is compared.
+    """
+    if chunk.size == 0:
+        return True
+    fill = np.asarray(fill_value, dtype=chunk.dtype)
+    if chunk.dtype.kind == "V":
+        fill_bytes = fill.tobytes()
+        if chunk.reshape(-1)[:1].tobytes() != fill_bytes:
+            return False
+        return np.ascontiguousarray(chunk).tobytes() == fill_bytes * chunk.size
+    first = chunk.reshape(-1)[0] if chunk.flags.contiguous else chunk[(0,) * chunk.ndim]
+    if chunk.dtype.kind in "mM" and np.isnat(fill):
+        return bool(np.isnat(first)) and bool(np.isnat(chunk).all())
+    nan_fill = chunk.dtype.kind in "fc" and bool(np.isnan(fill))
+    if nan_fill:
+        if not np.isnan(first):
+            return False
+        if chunk.dtype.kind == "f":
             return bool(np.isnan(chunk).all())
         return bool(np.array_equal(chunk, np.broadcast_to(fill, chunk.shape), equal_nan=True))
-    if chunk.dtype.kind == "V":
-        fill_bytes = np.asarray(fill_value, dtype=chunk.dtype).tobytes()
-        return np.ascontiguousarray(chunk).tobytes() == fill_bytes * chunk.size
-    return bool((chunk == np.asarray(fill_value, dtype=chunk.dtype)).all())
+    if first != fill:
+        return False
+    return not bool((chunk != fill).any())
 
 
 class RangeReader:
