@@ -33,8 +33,11 @@ from ..storage.abc import Store
 
 T = TypeVar("T")
 
-#: decoded bytes per batched fetch in large reads (smaller reads use one call)
-GROUP_BYTES = 32 << 20
+#: reads of up to this many decoded bytes fetch every chunk in one store call
+ONE_CALL_BYTES = 64 << 20
+#: larger reads fetch and decode groups of about this many bytes, one pool task
+#: each, so compressed data never piles up and I/O overlaps decoding
+GROUP_BYTES = 8 << 20
 
 
 # -- the array layout the engine works on --------------------------------------
@@ -89,9 +92,9 @@ class KeyReader(RangeReader):
 def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | None = None) -> np.ndarray:
     """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
 
-    Chunks read whole are fetched with one ``get_many`` call (large reads: one
-    call per group of about :data:`GROUP_BYTES` decoded bytes, each group fetched
-    and decoded by one pool thread, so that compressed data never piles up);
+    Chunks read whole are fetched with one ``get_many`` call (reads larger than
+    :data:`ONE_CALL_BYTES`: one call per group of about :data:`GROUP_BYTES`,
+    each group fetched and decoded by one pool thread);
     chunks the selection covers only in part are read in part when the codec
     can (sharding: the index, then only the inner chunks needed).
     """
@@ -134,7 +137,8 @@ def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | 
     whole = [i for i, p in enumerate(projections) if p.is_complete or not in_part]
     parts = [i for i, p in enumerate(projections) if not (p.is_complete or not in_part)]
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
-    groups = [whole] if len(whole) <= 2 * per_group else list(_batches(whole, per_group))
+    one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES
+    groups = [whole] if one_call else list(_batches(whole, per_group))
     thread_map(read_group, [g for g in groups if g])
     thread_map(read_part, parts)
     return out
@@ -169,23 +173,39 @@ def write(
     projections = list(indexer)
     spec = replace(layout.chunk_spec, write_empty=write_empty_chunks)
     codec = layout.codec
-    # bound the memory held by encoded chunks waiting for the store
+
+    def store_group(group: Sequence[ChunkProjection]) -> None:
+        keys = [layout.chunk_key(p.coords) for p in group]
+        encoded = [update_chunk(codec, None, spec, p, value[p.out_selection], k) for p, k in zip(group, keys)]
+        _store_encoded(store, keys, encoded)
+
+    per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    if all(p.is_complete for p in projections):
+        # nothing to read: each pool task encodes and stores its own group, so
+        # encoding overlaps writing and encoded chunks never pile up
+        thread_map(store_group, list(_batches(projections, per_group)))
+        return
+    # read-modify-write: per batch, every chunk is fetched, decoded and encoded
+    # before the first store call, so a corrupt chunk fails the batch and
+    # changes nothing
     batch = max(1, (256 << 20) // max(spec.nbytes, 1))
     for group in _batches(projections, batch):
         keys = [layout.chunk_key(p.coords) for p in group]
         partial = [i for i, p in enumerate(group) if not p.is_complete]
-        old = dict(zip(partial, store.get_many([keys[i] for i in partial]))) if partial else {}
+        fetched = dict(zip(partial, store.get_many([keys[i] for i in partial])))
 
         def work(i: int) -> bytes | memoryview | None:
             proj = group[i]
-            part = value[proj.out_selection]
-            return update_chunk(codec, old.get(i), spec, proj, part, keys[i])
+            return update_chunk(codec, fetched.get(i), spec, proj, value[proj.out_selection], keys[i])
 
-        encoded = thread_map(work, range(len(group)))
-        to_set = {k: v for k, v in zip(keys, encoded) if v is not None}
-        to_delete = [k for k, v in zip(keys, encoded) if v is None]
-        if to_set:
-            store.set_many(to_set)
-        if to_delete:
-            store.delete_many(to_delete)
+        _store_encoded(store, keys, thread_map(work, range(len(group))))
 
+
+def _store_encoded(store: Store, keys: Sequence[str], encoded: Sequence[Any]) -> None:
+    """Store encoded chunks; ``None`` means all fill value: delete the key."""
+    to_set = {k: v for k, v in zip(keys, encoded) if v is not None}
+    to_delete = [k for k, v in zip(keys, encoded) if v is None]
+    if to_set:
+        store.set_many(to_set)
+    if to_delete:
+        store.delete_many(to_delete)

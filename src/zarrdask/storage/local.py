@@ -194,14 +194,18 @@ class LocalStore(Store):
     def _write(self, key: str, path: str, value: bytes) -> None:
         directory, name = os.path.split(path)
         tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        for attempt in range(3):
+        for attempt in range(4):
             try:
-                os.makedirs(directory, exist_ok=True)
+                # the directory usually exists: try first, create it only if missing
                 f = open(tmp, "xb")
             except FileNotFoundError:
-                # a concurrent delete pruned the directory we just made: retry
-                if attempt == 2:
+                # missing directory (or a concurrent delete pruned it): create and retry
+                if attempt == 3:
                     raise StoreError(f"{self!r}: cannot create the directory for key {key!r}")
+                try:
+                    os.makedirs(directory, exist_ok=True)
+                except OSError as e:
+                    raise StoreError(f"{self!r}: cannot write key {key!r}: {e}") from e
                 continue
             except OSError as e:
                 raise StoreError(f"{self!r}: cannot write key {key!r}: {e}") from e
