@@ -28,7 +28,7 @@ class Case:
     shards: tuple[int, int] | None
     codec: str  # "zstd1" | "blosc-lz4" | "none"
 
-    def scaled(self, size: int) -> "Case":
+    def scaled(self, size: int) -> Case:
         """The case for a ``size x size`` array (chunks and shards clamped to it)."""
         chunks = tuple(min(c, size) for c in self.chunks)
         shards = None if self.shards is None else tuple(min(s, size) for s in self.shards)
@@ -45,7 +45,7 @@ class Case:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict) -> "Case":
+    def from_json(cls, d: dict) -> Case:
         return cls(
             d["name"], d["title"], d["zarr_format"], tuple(d["chunks"]),
             None if d["shards"] is None else tuple(d["shards"]), d["codec"],

@@ -194,15 +194,24 @@ def _columns(rows: list[dict], impls: list[str]) -> tuple[list[str], list[list[s
 def notes(results: dict) -> list[str]:
     meta = results["meta"]
     out = [
-        f"{meta['size']}x{meta['size']} float32 ({meta['array_bytes'] / MiB:.0f} MiB), {meta['threads']} threads per "
-        f"implementation, {meta['cpu_count']} CPUs ({meta['cpu']}); 1 MiB = 2^20 bytes.",
-        f"Stores in {meta['workdir']} ({meta.get('workdir_fs', '?')}). Reads: {meta['read_store']}; {meta['page_cache']}. Full reads: best of {meta['repeat']} after one "
-        f"warm-up read, in each of {meta.get('read_procs', 1)} fresh processes per implementation (interleaved); writes: best of {meta['write_repeat']}; first window: best of {meta['first_repeat']} fresh "
-        "processes (imports excluded, open included).",
-        "Ratios: zd vs zp/ts = how many times faster (or leaner) zarrdask is; zd / floor = zarrdask's read time "
-        "over the codec floor's (numcodecs alone decoding every chunk, in memory, same threads).",
+        (
+            f"{meta['size']}x{meta['size']} float32 ({meta['array_bytes'] / MiB:.0f} MiB), {meta['threads']} threads "
+            f"per implementation, {meta['cpu_count']} CPUs ({meta['cpu']}); 1 MiB = 2^20 bytes."
+        ),
+        (
+            f"Stores in {meta['workdir']} ({meta.get('workdir_fs', '?')}). Reads: {meta['read_store']}; "
+            f"{meta['page_cache']}. Full reads: best of {meta['repeat']} after one warm-up read, in each of "
+            f"{meta.get('read_procs', 1)} fresh processes per implementation (interleaved); writes: best of "
+            f"{meta['write_repeat']}; first window: best of {meta['first_repeat']} fresh processes (imports "
+            "excluded, open included)."
+        ),
+        (
+            "Ratios: zd vs zp/ts = how many times faster (or leaner) zarrdask is; zd / floor = zarrdask's read "
+            "time over the codec floor's (numcodecs alone decoding every chunk, in memory, same threads)."
+        ),
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
-        + (f"; zarrdask commit {meta['git_commit']}" if meta.get("git_commit") else ""),
+        + (f"; zarrdask commit {meta['git_commit']}" if meta.get("git_commit") else "")
+        + (f" (source hash {meta['source_fingerprint']})" if meta.get("source_fingerprint") else ""),
     ]
     for name, entry in results["cases"].items():
         ref = entry.get("reference", {})
@@ -245,6 +254,9 @@ def notes(results: dict) -> list[str]:
         elif _err(d):
             out.append(f"dask array build ERROR for {impl}: {_err(d)}.")
     out.append(f"Wall time of the whole run: {meta.get('wall_time_s', 0):.0f} s ({meta.get('workers', 0)} worker processes).")
+    if meta.get("source_fingerprint_end") and meta.get("source_fingerprint") != meta.get("source_fingerprint_end"):
+        out.append(f"WARNING: zarrdask's source changed during the run (commit {meta.get('git_commit')} -> "
+                   f"{meta.get('git_commit_end')}): rows mix two versions; re-run.")
     other = meta.get("other_cpu_fraction")
     if other is not None:
         warn = " - WARNING: the machine was busy with other work, every number is noisier" if other > 0.05 else ""
@@ -336,7 +348,7 @@ def plot(results: dict, impls: list[str], path: str) -> None:
             if v > ymax:
                 ax.annotate(f"floor {v:,.0f}", (k, ymax * 0.97), ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, ymax)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
 
     def first_ms(d):
         fs = [f["time"] for f in d.get("first", []) if isinstance(f, dict) and "time" in f]

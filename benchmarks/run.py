@@ -22,10 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:  # python benchmarks/run.py
     sys.path.insert(0, ROOT)
 
-from benchmarks import report  # noqa: E402
-from benchmarks.cases import CASES, ensure_data  # noqa: E402
-from benchmarks.impls import IMPLS  # noqa: E402
-from benchmarks.worker import MARKER  # noqa: E402
+from benchmarks import report
+from benchmarks.cases import CASES, ensure_data
+from benchmarks.impls import IMPLS
+from benchmarks.worker import MARKER
 
 QUICK_SIZE = 2048
 
@@ -68,7 +68,7 @@ class Runner:
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", "benchmarks.worker"], input=json.dumps(task), capture_output=True,
-                text=True, cwd=ROOT, env=self.env, timeout=self.timeout,
+                text=True, cwd=ROOT, env=self.env, timeout=self.timeout, check=False,
             )
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {self.timeout:.0f} s"}
@@ -107,12 +107,34 @@ def merge_reads(procs: list[dict]) -> dict:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10,
+                             check=False)
+        dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--", "src"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=10, check=False)
         return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if out.returncode == 0 else None
-    except Exception:
+    except Exception:  # noqa: BLE001 - no git: no commit to report
         return None
+
+
+def source_fingerprint() -> str | None:
+    """A hash of zarrdask's source files, to notice edits made while the benchmark runs."""
+    import hashlib
+    from importlib.util import find_spec
+
+    spec = find_spec("zarrdask")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    h = hashlib.sha1()
+    for root in spec.submodule_search_locations:
+        for dirpath, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+    return h.hexdigest()[:12]
 
 
 def _cpu_model() -> str:
@@ -278,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
             "versions": _versions(),
             "git_commit": _git_commit(),
+            "source_fingerprint": source_fingerprint(),
             "read_store": "every implementation reads the same store, written once by zarr-python",
             "page_cache": "warm (reads follow a write and a warm-up read; the page cache is not dropped)",
         },
@@ -357,11 +380,15 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(gpath, ignore_errors=True)
 
+    if not args.keep and os.path.isfile(data):  # in RAM when the work directory is a tmpfs
+        os.remove(data)
     results["meta"]["workers"] = run.workers
-    results["meta"]["wall_time_s"] = wall = time.perf_counter() - start
+    results["meta"]["wall_time_s"] = time.perf_counter() - start
     # how much CPU did other processes use meanwhile? (they make every number noisier)
     jiffies_after = _cpu_jiffies()
     results["meta"]["loadavg_before"] = load_before
+    results["meta"]["source_fingerprint_end"] = source_fingerprint()
+    results["meta"]["git_commit_end"] = _git_commit()
     if jiffies_before and jiffies_after:
         hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         busy = (jiffies_after[0] - jiffies_before[0]) / hz

@@ -13,20 +13,20 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS", "BLOSC_NTHREADS"):
     os.environ.setdefault(_var, "1")
 
-import gc  # noqa: E402
-import json  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+import gc
+import json
+import re
+import shutil
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks import impls  # noqa: E402
-from benchmarks.cases import Case, load_encoded_chunks, numcodecs_decoder, stored_bytes  # noqa: E402
+from benchmarks import impls
+from benchmarks.cases import Case, load_encoded_chunks, numcodecs_decoder, stored_bytes
 
 MARKER = "@@RESULT@@"
 WINDOW = 10  # the small windows are WINDOW x WINDOW
@@ -45,7 +45,7 @@ def random_windows(size: int, n: int, seed: int) -> np.ndarray:
 # -- memory --------------------------------------------------------------------------
 def _status_kib(field: str) -> int:
     with open("/proc/self/status") as f:
-        m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
+        m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
     if m is None:
         raise OSError(f"no {field} in /proc/self/status")
     return int(m.group(1))
@@ -62,7 +62,7 @@ class PeakRSS:
     peaks above everything before it (true for the first full read in a fresh process).
     """
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:  # noqa: PYI034
         gc.collect()
         self.baseline_kib = _status_kib("VmRSS")
         try:
@@ -186,7 +186,7 @@ def op_read(task: dict) -> dict:
     if task.get("dask", True):
         try:
             import dask
-            import dask.array  # noqa: F401  (imported outside the timing)
+            import dask.array
 
             with dask.config.set(scheduler="threads", num_workers=task["threads"]):
                 t0 = time.perf_counter()
@@ -199,7 +199,7 @@ def op_read(task: dict) -> dict:
                         "time": time.perf_counter() - t0,
                         "ok": bool(np.isclose(total, ref_sum, rtol=1e-5)),
                     }
-        except Exception as e:  # report, keep the other numbers
+        except Exception as e:  # noqa: BLE001 - report, keep the other numbers
             out["dask_sum"] = {"error": f"{type(e).__name__}: {e}"}
     return out
 
@@ -288,7 +288,7 @@ def op_verify(task: dict) -> dict:
             arr = impl.open(path, case)
             ok = all(np.array_equal(arr[a : a + h, b : b + h], ref[a : a + h, b : b + h]) for a, b in starts)
             results[name] = {"ok": ok}
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a store that cannot be read fails verification
             results[name] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
     return results
 
@@ -319,7 +319,7 @@ def op_make_many_chunks(task: dict) -> dict:
     """Create (metadata only) the array with ``nchunks`` chunks for ``op_graph``."""
     import zarr
 
-    side = int(round(task["nchunks"] ** 0.5))
+    side = round(task["nchunks"] ** 0.5)
     zarr.create_array(store=task["path"], shape=(side * 10, side * 10), chunks=(10, 10), dtype="f4", overwrite=True)
     return {"shape": [side * 10, side * 10], "chunks": [10, 10], "nchunks": side * side}
 
@@ -368,7 +368,7 @@ def main() -> int:
     task = json.loads(sys.stdin.read())
     try:
         result = OPS[task["op"]](task)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - the runner reports it and carries on
         traceback.print_exc()
         result = {"error": f"{type(e).__name__}: {e}"}
     sys.stdout.flush()

@@ -8,6 +8,12 @@ from .core.array import Array
 from .core.group import Group
 from .storage import FsspecStore, LocalStore, MemoryStore, ZipStore, store_from
 
+# Load the built-in codec modules now (the registry still looks them up lazily and
+# registers nothing here): opening an array then costs no imports, which
+# matters for the first small read after opening.
+from .codecs import blosc_codec, bytes_codec, crc32c_codec, gzip_codec, transpose, zstd_codec  # noqa: F401,E402
+from .codecs.sharding import codec as _sharding_codec  # noqa: F401,E402
+
 __version__ = "0.1.0"
 
 __all__ = [
