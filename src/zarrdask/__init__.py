@@ -6,6 +6,7 @@ from . import errors
 from .core.api import create_array, group, open, open_array, open_group
 from .core.array import Array
 from .core.group import Group
+from .dask import from_zarr, to_zarr
 from .storage import FsspecStore, LocalStore, MemoryStore, ZipStore, store_from
 
 # Load the built-in codec modules now (the registry still looks them up lazily and
@@ -24,6 +25,8 @@ __all__ = [
     "open_group",
     "group",
     "open",
+    "from_zarr",
+    "to_zarr",
     "errors",
     "MemoryStore",
     "LocalStore",

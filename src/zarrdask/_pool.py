@@ -55,3 +55,17 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     return list(_executor(threads).map(run, items))
 
 
+
+
+class single_threaded:
+    """Within this context the current thread's engine work runs serially (inside
+    a dask task: dask already runs tasks in parallel, so the engine must not
+    oversubscribe the cores)."""
+
+    def __enter__(self) -> "single_threaded":
+        self._old = getattr(_local, "threads", None)
+        _local.threads = 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _local.threads = self._old

@@ -398,6 +398,17 @@ class Array(Node):
     def __repr__(self) -> str:
         return f"<zarrdask.Array {self.name!r} v{self.zarr_format} shape={self.shape} dtype={self.dtype}>"
 
+    def __dask_tokenize__(self) -> Any:
+        import json
+
+        # where the data lives (not how it was opened: read-only or not reads the same)
+        store = self._store
+        while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
+            store = store.store
+        where = getattr(store, "root", None) or getattr(store, "path", None) or id(store)
+        meta = json.dumps(self._metadata.to_json(), sort_keys=True, default=str)
+        return ("zarrdask.Array", type(store).__name__, where, self._path, meta)
+
     def __getstate__(self) -> dict[str, Any]:
         return {
             "store": self._store,

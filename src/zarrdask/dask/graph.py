@@ -1,0 +1,96 @@
+"""``from_zarr``: a Zarr array as a dask array, one task per shard (sharded
+arrays) or per chunk by default.
+
+The graph is a single Blockwise layer (dask's ``from_array`` with the source
+inlined), so it is built lazily: an array with a million chunks costs a few
+tuples of chunk sizes, not a million Python objects, until dask materialises
+the tasks it runs. Each task reads its block through the chunk engine
+(batched fetches, coalesced range requests for parts of shards, decoding into
+the block) with the engine's own thread pool switched off: dask already runs
+tasks in parallel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.array as da
+import numpy as np
+from dask.base import tokenize
+
+from .._pool import single_threaded
+from ..core.api import open_array
+from ..core.array import Array
+
+
+class BlockSource:
+    """What dask's tasks index: a zarrdask array read one block at a time."""
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.ndim = array.ndim
+
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        with single_threaded():
+            return np.asarray(self.array.get_basic_selection(selection))
+
+    def __dask_tokenize__(self) -> Any:
+        return ("zarrdask.BlockSource", self.array.__dask_tokenize__())
+
+
+def open_source(source: Any, path: str = "", storage_options: dict[str, Any] | None = None) -> Array:
+    """A zarrdask Array from an Array, a store, a path or a URL."""
+    if isinstance(source, Array):
+        if path:
+            raise TypeError("path= is for stores and URLs; an Array is already at its path")
+        return source
+    return open_array(source, path=path, mode="r", storage_options=storage_options)
+
+
+def from_zarr(
+    source: Any,
+    *,
+    path: str = "",
+    chunks: Any = None,
+    storage_options: dict[str, Any] | None = None,
+    name: str | None = None,
+) -> da.Array:
+    """A dask array reading a Zarr array.
+
+    Parameters
+    ----------
+    source
+        A zarrdask :class:`~zarrdask.Array`, a store, a local path or a URL.
+    path
+        The array's path inside the store.
+    chunks
+        The dask block shape. Default: the shard shape for sharded arrays, the
+        chunk shape otherwise (one task per stored object). Multiples group
+        several; smaller blocks split a shard for reading. Anything
+        ``dask.array.from_array`` accepts (``"auto"``, tuples, dicts).
+    storage_options
+        fsspec options for URLs.
+    name
+        The dask name; by default a deterministic token of the array and chunks.
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    array = open_source(source, path, storage_options)
+    if chunks is None:
+        chunks = array.shards or array.chunks
+    if name is None:
+        name = "zarrdask-from-zarr-" + tokenize(array, chunks)
+    return da.from_array(
+        BlockSource(array),
+        chunks=chunks,
+        name=name,
+        lock=False,
+        asarray=False,
+        fancy=False,
+        inline_array=True,
+        meta=np.empty((0,) * array.ndim, dtype=array.dtype),
+    )

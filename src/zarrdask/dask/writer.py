@@ -1,0 +1,177 @@
+"""``to_zarr``: write a dask array so that every stored object (a shard, or a
+chunk when unsharded) is written by exactly one task.
+
+dask's own ``to_zarr`` / ``store`` lets two tasks read-modify-write the same
+shard when block edges cut through it, and one of the writes is lost. Here the
+blocks are first aligned with the storage units (:mod:`zarrdask.dask.alignment`):
+with ``align="auto"`` the array is rechunked to the minimal aligned chunking
+(and a log record says so), with ``align="error"`` a misaligned array is refused.
+Aligned, each unit belongs to one block; a unit cut by the edge of a ``region=``
+belongs to the one block at that edge, whose task does the read-modify-write.
+No locks are needed, on the threaded scheduler or on a distributed cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from .._pool import single_threaded
+from ..core.api import create_array, open_array
+from ..core.array import Array
+from ..errors import SelectionError, ZarrdaskError
+from ..indexing import normalize_selection
+from ..storage import store_from
+from ..storage.keys import normalize_path
+from .alignment import aligned_chunks, is_aligned, misaligned_blocks
+
+logger = logging.getLogger("zarrdask.dask")
+
+
+class AlignmentError(ZarrdaskError, ValueError):
+    """Dask blocks cut through shards (or chunks) and ``align="error"`` was asked."""
+
+
+class BlockTarget:
+    """What ``dask.array.store`` writes into: one zarrdask array."""
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.ndim = array.ndim
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        with single_threaded():
+            self.array.set_basic_selection(selection, value)
+
+    def __dask_tokenize__(self) -> Any:
+        return ("zarrdask.BlockTarget", self.array.__dask_tokenize__())
+
+
+def _region(region: Any, shape: tuple[int, ...]) -> tuple[slice, ...]:
+    if region is None:
+        return tuple(slice(0, n) for n in shape)
+    dims = normalize_selection(region, shape, allow_arrays=False)
+    out = []
+    for d, s in enumerate(dims):
+        if isinstance(s, int) or s.step != 1:
+            raise SelectionError(f"region: dimension {d} must be a slice with step 1, found {region!r}")
+        out.append(s)
+    return tuple(out)
+
+
+def to_zarr(
+    x: Any,
+    store: Any,
+    *,
+    path: str = "",
+    mode: str = "w-",
+    region: Any = None,
+    compute: bool = True,
+    align: str = "auto",
+    storage_options: dict[str, Any] | None = None,
+    **create_array_kwargs: Any,
+) -> Any:
+    """Write the dask array ``x`` into a Zarr array.
+
+    Parameters
+    ----------
+    x
+        A dask array (anything else goes through ``dask.array.asarray``).
+    store, path
+        Where: a store, a local path or a URL, and the array's path inside it.
+    mode
+        ``"w-"`` (default): create the array, failing if one exists; ``"w"``:
+        create it, replacing what is there; ``"a"``: write into the existing
+        array, creating it if missing; ``"r+"``: write into the existing array.
+    region
+        A tuple of slices (step 1) of the target array to write ``x`` into; the
+        default is the whole array. Only with an existing array (``"a"``/``"r+"``).
+    compute
+        ``False``: return a ``dask.delayed`` that writes when computed (the array's
+        metadata is created now; no chunk is written before then).
+    align
+        ``"auto"``: rechunk ``x`` to the minimal chunking whose blocks cover whole
+        shards (whole chunks when unsharded) and log it; ``"error"``: raise
+        :class:`AlignmentError` naming the offending blocks.
+    **create_array_kwargs
+        Passed to :func:`zarrdask.create_array` when the array is created
+        (``chunks`` defaults to ``x``'s block shape, ``dtype`` to ``x``'s dtype).
+
+    Returns
+    -------
+    The target :class:`~zarrdask.Array` when ``compute=True``, else the delayed write.
+    """
+    if align not in ("auto", "error"):
+        raise ValueError(f"align must be 'auto' or 'error', found {align!r}")
+    if not isinstance(x, da.Array):
+        x = da.asarray(x)
+    path = normalize_path(path)
+    target = _target(x, store, path, mode, region, storage_options, create_array_kwargs)
+    region_slices = _region(region, target.shape)
+    want = tuple(s.stop - s.start for s in region_slices)
+    if tuple(x.shape) != want:
+        raise SelectionError(
+            f"array {target.name!r}: the dask array's shape {x.shape} does not match the "
+            f"region's shape {want}"
+        )
+    unit = target.shards or target.chunks
+    start = tuple(s.start for s in region_slices)
+    if not is_aligned(x.chunks, unit, start):
+        bad = misaligned_blocks(x.chunks, unit, start)
+        fixed = aligned_chunks(x.chunks, unit, start)
+        kind = "shards" if target.shards else "chunks"
+        if align == "error":
+            raise AlignmentError(
+                f"array {target.name!r}: dask blocks {bad} (and maybe more) cut through {kind} of "
+                f"shape {unit}, so two tasks would write the same stored object. Rechunk first, "
+                f"e.g. x.rechunk({_short(fixed)}), or pass align='auto'"
+            )
+        logger.info(
+            "zarrdask.to_zarr: rechunking %s to %s so that every one of the %s %s is written by one task",
+            _short(x.chunks), _short(fixed), kind, unit,
+        )
+        x = x.rechunk(fixed)
+    stored = da.store(
+        x,
+        BlockTarget(target),
+        regions=region_slices if region is not None else None,
+        lock=False,
+        compute=compute,
+        return_stored=False,
+    )
+    return target if compute else stored
+
+
+def _short(chunks: tuple[tuple[int, ...], ...]) -> str:
+    """Chunks as dask prints them, shortened for messages."""
+    parts = []
+    for dim in chunks:
+        sizes = set(dim[:-1])
+        parts.append(str(dim[0]) if len(sizes) <= 1 and (len(dim) == 1 or dim[-1] <= dim[0]) else str(dim))
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _target(
+    x: da.Array, store: Any, path: str, mode: str, region: Any,
+    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
+) -> Array:
+    if mode not in ("w", "w-", "a", "r+"):
+        raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', found {mode!r}")
+    resolved = store_from(store, mode=mode, storage_options=storage_options)
+    if mode in ("a", "r+"):
+        try:
+            return open_array(resolved, path=path, mode="r+")
+        except KeyError:
+            if mode == "r+":
+                raise
+    if region is not None:
+        raise SelectionError("region= writes into an existing array: use mode='a' or 'r+'")
+    kwargs = dict(kwargs)
+    kwargs.setdefault("chunks", tuple(int(c) for c in x.chunksize))
+    kwargs.setdefault("dtype", x.dtype)
+    return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
