@@ -195,24 +195,23 @@ class ShardingCodec(ArrayBytesCodec):
         return index, size
 
     def _assemble(self, pieces: Sequence[Any], spec: ChunkSpec) -> bytes:
-        """A shard from its inner chunks' bytes in C order (``None``: empty)."""
+        """A shard from its inner chunks' bytes in C order (``None``: empty),
+        joined with the index in one copy."""
         isz = self.index_size(spec)
         index = ShardIndex.empty(self._cps(spec))
         flat = index.flat()
-        total = sum(len(p) for p in pieces if p is not None)
-        buf = bytearray(total + isz)
         pos = isz if self.index_location == "start" else 0
+        present = []
         for i, piece in enumerate(pieces):
             if piece is None:
                 continue
-            n = len(piece)
-            buf[pos : pos + n] = piece
+            n = len(piece) if not isinstance(piece, memoryview) else piece.nbytes
             flat[i] = (pos, n)
             pos += n
+            present.append(piece)
         encoded = self.index_chain.encode(index.entries, self._index_spec(spec))
-        at = 0 if self.index_location == "start" else total
-        buf[at : at + isz] = encoded
-        return bytes(buf)
+        parts = [encoded, *present] if self.index_location == "start" else [*present, encoded]
+        return b"".join(parts)
 
     def _inner_regions(self, spec: ChunkSpec) -> list[tuple[slice, ...]]:
         cps = self._cps(spec)
