@@ -162,17 +162,19 @@ def build_rows(results: dict, impls: list[str]) -> list[dict]:
     g = results.get("graph", {})
     if g:
         nch = g.get("array", {}).get("nchunks")
-        b, bd, m, md = {}, {}, {}, {}
+        b, bd, m, md, mem, memd = {}, {}, {}, {}, {}, {}
         for i in impls:
             d = g.get(i, {})
             if "build_time" in d:
                 b[i], bd[i] = d["build_time"], f"{d['build_time']:.3f}"
                 m[i], md[i] = d["sum_graph_time"], f"{d['sum_graph_time']:.2f}"
+                mem[i], memd[i] = d["build_mem"] / 2**20, f"{d['build_mem'] / 2**20:.2f}"
             else:
-                b[i] = m[i] = None
-                bd[i] = md[i] = "n/a" if "skipped" in d else ("error" if d else "-")
+                b[i] = m[i] = mem[i] = None
+                bd[i] = md[i] = memd[i] = "n/a" if "skipped" in d else ("error" if d else "-")
         row("dask", f"build dask array, {nch:,} chunks" if nch else "build dask array", "s", b,
             higher_is_better=False, display=bd)
+        row("dask", "  its Python memory (tracemalloc peak)", "MiB", mem, higher_is_better=False, display=memd)
         row("dask", "  + .sum() on it (graph only)", "s", m, higher_is_better=False, display=md)
     return rows
 
