@@ -28,7 +28,7 @@ def test_from_zarr_blocks_follow_shards_and_chunks(tmp_path):
     assert x.chunks == ((20, 20), (10, 10, 10))
     np.testing.assert_array_equal(x.compute(), data)
     np.testing.assert_array_equal(x[3:37:3, 5].compute(), data[3:37:3, 5])
-    plain = zarrdask.create_array(tmp_path / "p.zarr", shape=data.shape, dtype="f4", chunks=(7, 8), data=data,
+    zarrdask.create_array(tmp_path / "p.zarr", shape=data.shape, dtype="f4", chunks=(7, 8), data=data,
                                   zarr_format=2)
     y = zarrdask.from_zarr(str(tmp_path / "p.zarr"))
     assert y.chunks == ((7, 7, 7, 7, 7, 5), (8, 8, 8, 6))

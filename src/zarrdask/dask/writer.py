@@ -17,7 +17,6 @@ import logging
 from typing import Any
 
 import dask.array as da
-import numpy as np
 
 from .._pool import single_threaded
 from ..core.api import create_array, open_array
