@@ -192,13 +192,10 @@ class Array(Node):
         from ..codecs.registry import codec_from_json
 
         chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
-        chain.validate(self._chunk_spec_for(chain))
-        return chain
-
-    def _chunk_spec_for(self, chain):
         from ..codecs.abc import ChunkSpec
 
-        return ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order)
+        chain.validate(ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order))
+        return chain
 
     @property
     def _fill_for_read(self) -> Any:

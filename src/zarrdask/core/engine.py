@@ -134,8 +134,8 @@ def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | 
         values = store.get_many([keys[i] for i in group])
         thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
 
-    whole = [i for i, p in enumerate(projections) if p.is_complete or not in_part]
-    parts = [i for i, p in enumerate(projections) if not (p.is_complete or not in_part)]
+    parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]
+    whole = [i for i, p in enumerate(projections) if not (in_part and not p.is_complete)]
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
     one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES
     groups = [whole] if one_call else list(_batches(whole, per_group))
