@@ -21,7 +21,7 @@ import numpy as np
 from numcodecs.abc import Codec as NumcodecsCodec
 
 from ..errors import CodecError, CorruptChunkError, UnknownCodecError
-from ._buffers import byte_view
+from ._buffers import byte_view, size_error
 from .abc import ArrayBytesCodec, ChunkSpec
 from .chain import CodecChain
 
@@ -40,10 +40,6 @@ def numcodecs_from_config(config: dict[str, Any] | NumcodecsCodec, *, key: str =
         raise CodecError(f"{key}: invalid configuration for codec {config['id']!r}: {e}") from None
     except TypeError as e:
         raise CodecError(f"{key}: invalid configuration for codec {config['id']!r}: {e}") from None
-
-
-def _decoded_size_error(key: str, found: int, expected: int) -> CorruptChunkError:
-    return CorruptChunkError(f"chunk {key!r}: decodes to {found} bytes, expected {expected}")
 
 
 class V2ArrayBytes(ArrayBytesCodec):
@@ -81,10 +77,10 @@ class V2ArrayBytes(ArrayBytesCodec):
             try:
                 arr = np.frombuffer(buf, dtype=spec.dtype)
             except ValueError:
-                raise _decoded_size_error(key, memoryview(data).nbytes, spec.nbytes) from None
+                raise size_error(key, "v2 filters", memoryview(data).nbytes, spec.nbytes) from None
         n = int(np.prod(spec.shape, dtype=np.int64))
         if arr.size != n:
-            raise _decoded_size_error(key, arr.size * spec.dtype.itemsize, spec.nbytes)
+            raise size_error(key, "v2 filters", arr.size * spec.dtype.itemsize, spec.nbytes)
         return arr.reshape(spec.shape, order=spec.order)
 
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence, TypeVar
 import numpy as np
 
 from .._pool import thread_map
-from ..chunking import ChunkKeyEncoding, RegularGrid
+from ..chunking import ChunkKeyEncoding
 from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
 from ..errors import SelectionError
@@ -53,10 +53,6 @@ class ChunkLayout:
     codec: ArrayBytesCodec
     key_encoding: ChunkKeyEncoding
     order: str = "C"
-
-    @property
-    def grid(self) -> RegularGrid:
-        return RegularGrid(self.shape, self.chunk_shape)
 
     @property
     def chunk_spec(self) -> ChunkSpec:
