@@ -5,8 +5,10 @@ from __future__ import annotations
 from . import errors
 from .core.api import create_array, group, open, open_array, open_group
 from .core.array import Array
+from .core.consolidated import consolidate_metadata
 from .core.group import Group
 from .dask import from_zarr, to_zarr
+from . import xarray  # noqa: E402  (registers the ``Dataset.zarrdask`` accessor)
 from .storage import FsspecStore, LocalStore, MemoryStore, ZipStore, store_from
 
 # Load the built-in codec modules now (the registry still looks them up lazily and
@@ -25,6 +27,7 @@ __all__ = [
     "open_group",
     "group",
     "open",
+    "consolidate_metadata",
     "from_zarr",
     "to_zarr",
     "errors",

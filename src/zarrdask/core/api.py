@@ -144,14 +144,14 @@ def _array_document(
         fs = [_v2_codec_config(f, "filters") for f in _as_list(filters)]
         if dimension_separator is None and isinstance(chunk_key_encoding, dict):
             dimension_separator = chunk_key_encoding.get("separator")
-        fill = default_fill_value(dtype) if fill_value is None else fill_value
         doc = {
             "zarr_format": 2,
             "shape": list(shape),
             "chunks": list(chunks),
             "dtype": dtype_to_v2(dtype),
             "compressor": _v2_codec_config(comps[0], "compressors") if comps else None,
-            "fill_value": encode_fill_value_v2(fill, dtype),
+            # None stays null, as zarr-python writes it (unwritten elements then read as zero)
+            "fill_value": None if fill_value is None else encode_fill_value_v2(fill_value, dtype),
             "filters": fs or None,
             "order": order,
             "dimension_separator": dimension_separator or ".",
@@ -251,7 +251,8 @@ def create_array(
     serializer
         v3 only: the array→bytes codec; ``"auto"`` is ``bytes`` (little-endian).
     fill_value
-        The value of unwritten elements; ``None`` means the type's zero.
+        The value of unwritten elements; ``None`` means the type's zero (in v2
+        it is stored as ``null``, as zarr-python does).
     order
         v2 only: chunk memory layout ``"C"`` or ``"F"``.
     zarr_format
@@ -390,22 +391,37 @@ def open_group(
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
     storage_options: dict[str, Any] | None = None,
+    consolidated: bool | None = None,
 ) -> Group:
     """Open a group; modes ``"a"``, ``"w"`` and ``"w-"`` create it (v3 unless
-    ``zarr_format=2``), ``"r"`` and ``"r+"`` require it to exist."""
+    ``zarr_format=2``), ``"r"`` and ``"r+"`` require it to exist.
+
+    ``consolidated``: ``None`` (default) uses consolidated metadata when the group
+    has some (v2 ``.zmetadata``, v3 inline ``consolidated_metadata``), so listing
+    every member costs no further reads; ``True`` requires it; ``False`` ignores
+    it and lists the store.
+    """
     _check_mode(mode)
     store = _resolve_store(store, mode, storage_options)
     path = normalize_path(path)
     if mode in ("w", "w-"):
         return _create_group(store, path, zarr_format or 3, overwrite=mode == "w", attributes=attributes)
-    node = read_node(store, path, zarr_format)
+    node = read_node(store, path, zarr_format, consolidated=consolidated is not False)
     if node is None:
         if mode == "a":
             return _create_group(store, path, zarr_format or 3, overwrite=False, attributes=attributes)
         raise GroupNotFoundError(f"no group at path {node_name(path)!r} in {store!r}")
     if node.node_type != "group":
         raise ContainsArrayError(f"path {node_name(path)!r} in {store!r} holds an array, not a group")
-    group = Group(store, path, node.metadata, node.attributes, read_only=mode == "r")
+    if consolidated and node.consolidated is None:
+        where = key_of(path, ".zmetadata") if node.zarr_format == 2 else key_of(path, "zarr.json")
+        raise MetadataError(
+            f"consolidated=True, but the v{node.zarr_format} group at path {node_name(path)!r} in "
+            f"{store!r} has no consolidated metadata ({where}); write it with "
+            "zarrdask.consolidate_metadata, or open with consolidated=None"
+        )
+    group = node_from_docs(store, node, read_only=mode == "r")
+    assert isinstance(group, Group)
     if attributes:
         group.attrs.update(attributes)
     return group
@@ -444,11 +460,15 @@ def open(  # noqa: A001 - zarr-python's name
     store = _resolve_store(store, mode, storage_options)
     path = normalize_path(path)
     if mode in ("r", "r+", "a"):
-        node = read_node(store, path, zarr_format)
-        if node is not None:
+        consolidated = kwargs.get("consolidated")
+        node = read_node(store, path, zarr_format, consolidated=consolidated is not False)
+        if node is not None and not (consolidated and node.node_type == "group" and node.consolidated is None):
             return node_from_docs(store, node, read_only=mode == "r")
+        if node is not None:  # consolidated=True, but there is none: open_group says so
+            return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
         if mode != "a":
             raise GroupNotFoundError(f"no array or group at path {node_name(path)!r} in {store!r}")
     if "shape" in kwargs:
+        kwargs.pop("consolidated", None)
         return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
     return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)

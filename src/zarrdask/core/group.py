@@ -2,7 +2,12 @@
 zarr-specs v3 core "Group metadata").
 
 Children are found by listing the store under the group's path and reading
-every candidate's metadata in one batched call.
+every candidate's metadata in one batched call — or, for a group opened with
+consolidated metadata (v2 ``.zmetadata``; v3 inline ``consolidated_metadata``,
+as zarr-python writes them), from that one document without touching the store.
+Creating a member through such a group drops the consolidated view, so the new
+member is seen; other changes made elsewhere are not (call
+:func:`zarrdask.consolidate_metadata` again, or open with ``consolidated=False``).
 """
 
 from __future__ import annotations
@@ -18,10 +23,18 @@ from .nodes import Node, NodeDocs, node_name, read_node, read_nodes
 _META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
 
 
-def node_from_docs(store: Store, node: NodeDocs, *, read_only: bool) -> "Array | Group":
+def node_from_docs(
+    store: Store, node: NodeDocs, *, read_only: bool, consolidated: dict[str, NodeDocs] | None = None
+) -> "Array | Group":
     if node.node_type == "array":
         return Array._from_node(store, node, read_only=read_only)
-    return Group(store, node.path, node.metadata, node.attributes, read_only=read_only)
+    return Group(store, node.path, node.metadata, node.attributes, read_only=read_only,
+                 consolidated=consolidated if consolidated is not None else node.consolidated)
+
+
+def _below(consolidated: dict[str, NodeDocs], name: str) -> dict[str, NodeDocs]:
+    prefix = name + "/"
+    return {rel[len(prefix):]: n for rel, n in consolidated.items() if rel.startswith(prefix)}
 
 
 class Group(Node):
@@ -29,6 +42,27 @@ class Group(Node):
     :func:`zarrdask.group`."""
 
     _kind = "group"
+
+    def __init__(
+        self, store: Store, path: str, metadata: Any, attributes: dict[str, Any], *,
+        read_only: bool = False, consolidated: dict[str, NodeDocs] | None = None,
+    ) -> None:
+        super().__init__(store, path, metadata, attributes, read_only=read_only)
+        self._consolidated = consolidated
+
+    @property
+    def consolidated(self) -> bool:
+        """Whether members are read from consolidated metadata."""
+        return self._consolidated is not None
+
+    def _node(self, name: str) -> tuple[NodeDocs | None, dict[str, NodeDocs] | None]:
+        """The member ``name`` (a relative path) and, for a group, its consolidated view."""
+        path = self._child_path(name)
+        if self._consolidated is None:
+            return read_node(self._store, path, self.zarr_format), None
+        rel = path[len(self._path) + 1:] if self._path else path
+        node = self._consolidated.get(rel)
+        return node, None if node is None else _below(self._consolidated, rel)
 
     # -- navigation ---------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -38,11 +72,13 @@ class Group(Node):
         return join_path(self._path, rel)
 
     def __getitem__(self, name: str) -> "Array | Group":
-        path = self._child_path(name)
-        node = read_node(self._store, path, self.zarr_format)
+        node, below = self._node(name)
         if node is None:
-            raise NodeNotFoundError(f"group {self.name!r} has no member {name!r} (path {node_name(path)!r})")
-        return node_from_docs(self._store, node, read_only=self._read_only)
+            raise NodeNotFoundError(
+                f"group {self.name!r} has no member {name!r} (path {node_name(self._child_path(name))!r})"
+                + (" in its consolidated metadata" if self._consolidated is not None else "")
+            )
+        return node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
@@ -54,11 +90,13 @@ class Group(Node):
         if not isinstance(name, str):
             return False
         try:
-            return read_node(self._store, self._child_path(name), self.zarr_format) is not None
+            return self._node(name)[0] is not None
         except (KeyError, ValueError):
             return False
 
     def _children(self) -> list[tuple[str, NodeDocs]]:
+        if self._consolidated is not None:
+            return [(rel, n) for rel, n in self._consolidated.items() if "/" not in rel]
         if not self._store.listable:
             raise StoreError(
                 f"group {self.name!r}: {self._store!r} cannot list its keys, so members are unknown; "
@@ -76,7 +114,8 @@ class Group(Node):
         """
         out: list[tuple[str, Array | Group]] = []
         for name, node in self._children():
-            child = node_from_docs(self._store, node, read_only=self._read_only)
+            below = None if self._consolidated is None else _below(self._consolidated, name)
+            child = node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
             out.append((name, child))
             if isinstance(child, Group) and (max_depth is None or max_depth > 0):
                 sub = child.members(None if max_depth is None else max_depth - 1)
@@ -110,25 +149,27 @@ class Group(Node):
         from .api import _create_group
 
         self._check_writable()
+        self._consolidated = None
         return _create_group(
             self._store, self._child_path(name), self.zarr_format, overwrite=overwrite, attributes=attributes
         )
 
     def require_group(self, name: str, *, attributes: dict[str, Any] | None = None) -> "Group":
         """The child group ``name``, created if missing; an array there is an error."""
-        path = self._child_path(name)
-        node = read_node(self._store, path, self.zarr_format)
+        node, below = self._node(name)
         if node is None:
             return self.create_group(name, attributes=attributes)
         if node.node_type == "array":
             raise ContainsArrayError(f"group {self.name!r}: {name!r} is an array, not a group")
-        return Group(self._store, path, node.metadata, node.attributes, read_only=self._read_only)
+        return Group(self._store, node.path, node.metadata, node.attributes, read_only=self._read_only,
+                     consolidated=below)
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create a child array; keywords as for :func:`zarrdask.create_array`."""
         from .api import create_array
 
         self._check_writable()
+        self._consolidated = None
         kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self._store, path=self._child_path(name), **kwargs)
 
@@ -137,8 +178,7 @@ class Group(Node):
         the given shape and dtype."""
         import numpy as np
 
-        path = self._child_path(name)
-        node = read_node(self._store, path, self.zarr_format)
+        node, _ = self._node(name)
         if node is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if node.node_type != "array":

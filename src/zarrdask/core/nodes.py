@@ -19,8 +19,10 @@ from .. import _json
 from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
+from ..storage.keys import join_path, normalize_path
 
 ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
+ZMETADATA = ".zmetadata"
 
 
 def key_of(path: str, name: str) -> str:
@@ -40,24 +42,37 @@ class NodeDocs:
     node_type: str  # "array" | "group"
     metadata: Any  # ArrayMetadataV2 | ArrayMetadataV3 | GroupMetadataV2 | GroupMetadataV3
     attributes: dict[str, Any]
+    # For a group read with consolidated metadata: every descendant, keyed by its
+    # path relative to this group. ``None`` when there is no consolidated metadata.
+    consolidated: dict[str, "NodeDocs"] | None = None
 
 
-def _candidate_keys(path: str, zarr_format: int | None) -> list[str]:
+def _candidate_keys(path: str, zarr_format: int | None, consolidated: bool = False) -> list[str]:
     keys = []
     if zarr_format in (None, 3):
         keys.append(key_of(path, ZARR_JSON))
     if zarr_format in (None, 2):
         keys += [key_of(path, ZARRAY), key_of(path, ZGROUP), key_of(path, ZATTRS)]
+        if consolidated:
+            keys.append(key_of(path, ZMETADATA))
     return keys
 
 
-def _parse(path: str, found: dict[str, bytes | None]) -> NodeDocs | None:
-    v3 = found.get(key_of(path, ZARR_JSON))
-    if v3 is not None:
-        key = key_of(path, ZARR_JSON)
-        doc = _json.loads(v3, key=key)
-        if not isinstance(doc, dict):
-            raise MetadataError(f"{key}: expected a JSON object, found {type(doc).__name__}")
+def _object(found: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The JSON object stored at ``key`` (bytes, or already parsed), or None."""
+    raw = found.get(key)
+    if raw is None:
+        return None
+    doc = raw if isinstance(raw, dict) else _json.loads(raw, key=key)
+    if not isinstance(doc, dict):
+        raise MetadataError(f"{key}: expected a JSON object, found {type(doc).__name__}")
+    return doc
+
+
+def _parse(path: str, found: dict[str, Any], consolidated: bool = False) -> NodeDocs | None:
+    key = key_of(path, ZARR_JSON)
+    doc = _object(found, key)
+    if doc is not None:
         node_type = doc.get("node_type")
         if node_type == "array":
             meta = ArrayMetadataV3.from_json(doc, key=key)
@@ -67,36 +82,83 @@ def _parse(path: str, found: dict[str, bytes | None]) -> NodeDocs | None:
             raise MetadataError(
                 f"{key}: field 'node_type' must be 'array' or 'group', found {node_type!r}"
             )
-        return NodeDocs(path, 3, node_type, meta, dict(meta.attributes))
-    zarray, zgroup = found.get(key_of(path, ZARRAY)), found.get(key_of(path, ZGROUP))
+        members = None
+        if consolidated and node_type == "group" and meta.consolidated_metadata is not None:
+            members = _consolidated_v3(path, meta.consolidated_metadata["metadata"])
+        return NodeDocs(path, 3, node_type, meta, dict(meta.attributes), members)
+    zarray = _object(found, key_of(path, ZARRAY))
+    zgroup = _object(found, key_of(path, ZGROUP))
     if zarray is None and zgroup is None:
         return None
-    attrs: dict[str, Any] = {}
-    zattrs = found.get(key_of(path, ZATTRS))
-    if zattrs is not None:
-        attrs = _json.loads(zattrs, key=key_of(path, ZATTRS))
-        if not isinstance(attrs, dict):
-            raise MetadataError(
-                f"{key_of(path, ZATTRS)}: expected a JSON object, found {type(attrs).__name__}"
-            )
+    attrs = _object(found, key_of(path, ZATTRS)) or {}
     if zarray is not None:
-        key = key_of(path, ZARRAY)
-        meta = ArrayMetadataV2.from_json(_json.loads(zarray, key=key), key=key)
+        meta = ArrayMetadataV2.from_json(zarray, key=key_of(path, ZARRAY))
         return NodeDocs(path, 2, "array", meta, attrs)
-    key = key_of(path, ZGROUP)
-    meta = GroupMetadataV2.from_json(_json.loads(zgroup, key=key), key=key)
-    return NodeDocs(path, 2, "group", meta, attrs)
+    meta = GroupMetadataV2.from_json(zgroup, key=key_of(path, ZGROUP))
+    members = None
+    if consolidated and found.get(key_of(path, ZMETADATA)) is not None:
+        members = _consolidated_v2(path, found[key_of(path, ZMETADATA)])
+    return NodeDocs(path, 2, "group", meta, attrs, members)
 
 
-def read_nodes(store: Store, paths: list[str], zarr_format: int | None = None) -> list[NodeDocs | None]:
-    """The nodes at ``paths`` (``None`` where there is none), in one store call."""
-    keys = [k for p in paths for k in _candidate_keys(p, zarr_format)]
+def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
+    """The nodes listed in a v3 group's inline ``consolidated_metadata``: keys are
+    paths relative to the group, values whole ``zarr.json`` documents."""
+    out: dict[str, NodeDocs] = {}
+    for rel, doc in entries.items():
+        child = join_path(path, normalize_path(rel))
+        node = _parse(child, {key_of(child, ZARR_JSON): doc})
+        if node is not None:
+            out[normalize_path(rel)] = node
+    return out
+
+
+def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
+    """The nodes listed in a v2 ``.zmetadata`` document (``{"zarr_consolidated_format":
+    1, "metadata": {"<relative key>": <document>, ...}}``, as zarr-python writes it)."""
+    key = key_of(path, ZMETADATA)
+    doc = _object({key: raw}, key)
+    assert doc is not None
+    if doc.get("zarr_consolidated_format") != 1:
+        raise MetadataError(
+            f"{key}: field 'zarr_consolidated_format' must be 1, found {doc.get('zarr_consolidated_format')!r}"
+        )
+    entries = doc.get("metadata")
+    if not isinstance(entries, dict):
+        raise MetadataError(f"{key}: field 'metadata' must be an object, found {type(entries).__name__}")
+    found: dict[str, Any] = {}
+    rels: set[str] = set()
+    for k, v in entries.items():
+        rel, _, name = k.rpartition("/")
+        if name in (ZARRAY, ZGROUP, ZATTRS) and rel:
+            rels.add(rel)
+            found[key_of(join_path(path, rel), name)] = v
+    out: dict[str, NodeDocs] = {}
+    for rel in sorted(rels):
+        node = _parse(join_path(path, rel), found)
+        if node is not None:
+            out[rel] = node
+    return out
+
+
+def read_nodes(
+    store: Store, paths: list[str], zarr_format: int | None = None, *, consolidated: bool = False
+) -> list[NodeDocs | None]:
+    """The nodes at ``paths`` (``None`` where there is none), in one store call.
+
+    With ``consolidated=True`` a group's consolidated metadata (v2 ``.zmetadata``,
+    v3 inline ``consolidated_metadata``) is read in the same call and parsed
+    into :attr:`NodeDocs.consolidated`.
+    """
+    keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
     found = dict(zip(keys, store.get_many(keys)))
-    return [_parse(p, found) for p in paths]
+    return [_parse(p, found, consolidated) for p in paths]
 
 
-def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeDocs | None:
-    return read_nodes(store, [path], zarr_format)[0]
+def read_node(
+    store: Store, path: str, zarr_format: int | None = None, *, consolidated: bool = False
+) -> NodeDocs | None:
+    return read_nodes(store, [path], zarr_format, consolidated=consolidated)[0]
 
 
 def require_node(store: Store, path: str, zarr_format: int | None = None) -> NodeDocs:
@@ -107,16 +169,23 @@ def require_node(store: Store, path: str, zarr_format: int | None = None) -> Nod
     return node
 
 
+def node_documents(metadata: Any, attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The JSON objects that store a node, by key name: ``zarr.json`` for v3;
+    ``.zarray`` or ``.zgroup``, and ``.zattrs``, for v2."""
+    if metadata.zarr_format == 3:
+        doc = metadata.to_json()
+        doc["attributes"] = attributes
+        return {ZARR_JSON: doc}
+    name = ZARRAY if isinstance(metadata, ArrayMetadataV2) else ZGROUP
+    return {name: metadata.to_json(), ZATTRS: attributes}
+
+
 def metadata_documents(
     path: str, zarr_format: int, metadata: Any, attributes: dict[str, Any]
 ) -> dict[str, bytes]:
     """The keys and bytes that store a node."""
-    if zarr_format == 3:
-        doc = metadata.to_json()
-        doc["attributes"] = attributes
-        return {key_of(path, ZARR_JSON): _json.dumps(doc)}
-    name = ZARRAY if isinstance(metadata, ArrayMetadataV2) else ZGROUP
-    return {key_of(path, name): _json.dumps(metadata.to_json()), key_of(path, ZATTRS): _json.dumps(attributes)}
+    assert metadata.zarr_format == zarr_format
+    return {key_of(path, name): _json.dumps(doc) for name, doc in node_documents(metadata, attributes).items()}
 
 
 def node_keys(path: str) -> list[str]:

@@ -82,7 +82,8 @@ def to_zarr(
     x
         A dask array (anything else goes through ``dask.array.asarray``).
     store, path
-        Where: a store, a local path or a URL, and the array's path inside it.
+        Where: a store, a local path or a URL, and the array's path inside it;
+        or an open :class:`~zarrdask.Array` (with mode ``"a"``/``"r+"``).
     mode
         ``"w-"`` (default): create the array, failing if one exists; ``"w"``:
         create it, replacing what is there; ``"a"``: write into the existing
@@ -161,6 +162,14 @@ def _target(
 ) -> Array:
     if mode not in ("w", "w-", "a", "r+"):
         raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', found {mode!r}")
+    if isinstance(store, Array):
+        if mode not in ("a", "r+") or path:
+            raise ValueError(
+                f"writing into the existing array {store.name!r} takes mode 'a' or 'r+' and no path "
+                f"(found mode={mode!r}, path={path!r})"
+            )
+        store._check_writable()
+        return store
     resolved = store_from(store, mode=mode, storage_options=storage_options)
     if mode in ("a", "r+"):
         try:

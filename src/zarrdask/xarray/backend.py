@@ -76,6 +76,33 @@ def dims_and_attrs(array: Array) -> tuple[tuple[str, ...], dict[str, Any]]:
     return tuple(dims), attrs
 
 
+def array_variable(array: Array) -> Variable:
+    """The array as a lazy, still CF-encoded xarray Variable, with the encoding
+    (and the ``_FillValue`` attribute) xarray's zarr engine gives it."""
+    from xarray.backends.zarr import FillValueCoder
+
+    dims, attrs = dims_and_attrs(array)
+    data = indexing.LazilyIndexedArray(ZarrdaskBackendArray(array))
+    unit = array.shards or array.chunks
+    encoding: dict[str, Any] = {
+        "chunks": array.chunks,
+        "preferred_chunks": dict(zip(dims, unit)),
+        "shards": array.shards,
+        "compressors": array.compressors,
+        "filters": array.filters,
+        "dtype": array.dtype,
+    }
+    if array.zarr_format == 2:
+        if array.fill_value is not None:
+            attrs["_FillValue"] = array.fill_value
+    else:
+        encoding["serializer"] = array.serializer
+        encoding["fill_value"] = array.fill_value
+        if "_FillValue" in attrs:
+            attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], array.dtype)
+    return Variable(dims, data, attrs, encoding)
+
+
 class ZarrdaskDataStore(AbstractDataStore):
     """The variables and attributes of one zarrdask group, for xarray."""
 
@@ -84,31 +111,10 @@ class ZarrdaskDataStore(AbstractDataStore):
         self._arrays = [(n, a) for n, a in group.members() if isinstance(a, Array)]
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
-        from xarray.backends.zarr import FillValueCoder
-
-        dims, attrs = dims_and_attrs(array)
-        data = indexing.LazilyIndexedArray(ZarrdaskBackendArray(array))
-        unit = array.shards or array.chunks
-        encoding: dict[str, Any] = {
-            "chunks": array.chunks,
-            "preferred_chunks": dict(zip(dims, unit)),
-            "shards": array.shards,
-            "compressors": array.compressors,
-            "filters": array.filters,
-            "dtype": array.dtype,
-        }
-        if array.zarr_format == 2:
-            if array.fill_value is not None:
-                attrs["_FillValue"] = array.fill_value
-        else:
-            encoding["serializer"] = array.serializer
-            encoding["fill_value"] = array.fill_value
-            if "_FillValue" in attrs:
-                attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], array.dtype)
-        return Variable(dims, data, attrs, encoding)
+        return array_variable(array)
 
     def get_variables(self) -> FrozenDict:
-        return FrozenDict((n, self.open_store_variable(n, a)) for n, a in self._arrays)
+        return FrozenDict((n, array_variable(a)) for n, a in self._arrays)
 
     def get_attrs(self) -> dict[str, Any]:
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
@@ -128,11 +134,13 @@ class ZarrdaskDataStore(AbstractDataStore):
 
 
 def _open_group(filename_or_obj: Any, group: str | None, zarr_format: int | None,
-                storage_options: dict[str, Any] | None) -> Group:
+                storage_options: dict[str, Any] | None, consolidated: bool | None) -> Group:
+    if isinstance(filename_or_obj, Group):
+        return filename_or_obj[group] if group else filename_or_obj
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
     return open_group(filename_or_obj, path=group or "", mode="r", zarr_format=zarr_format,
-                      storage_options=storage_options)
+                      storage_options=storage_options, consolidated=consolidated)
 
 
 class ZarrdaskBackendEntrypoint(BackendEntrypoint):
@@ -174,9 +182,9 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         zarr_format: int | None = None,
         storage_options: dict[str, Any] | None = None,
     ) -> Any:
-        store = ZarrdaskDataStore(_open_group(filename_or_obj, group, zarr_format, storage_options))
-        return StoreBackendEntrypoint().open_dataset(
-            store,
+        root = _open_group(filename_or_obj, group, zarr_format, storage_options, consolidated)
+        return self._dataset(
+            root,
             mask_and_scale=mask_and_scale,
             decode_times=decode_times,
             concat_characters=concat_characters,
@@ -186,12 +194,27 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
             decode_timedelta=decode_timedelta,
         )
 
-    def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None, **kwargs: Any) -> dict[str, Any]:
-        root = _open_group(filename_or_obj, group, kwargs.get("zarr_format"), kwargs.get("storage_options"))
-        out = {"/": self.open_dataset(filename_or_obj, group=group, **kwargs)}
+    @staticmethod
+    def _dataset(group: Group, **decode: Any) -> Any:
+        return StoreBackendEntrypoint().open_dataset(ZarrdaskDataStore(group), **decode)
+
+    def open_groups_as_dict(
+        self,
+        filename_or_obj: Any,
+        *,
+        group: str | None = None,
+        consolidated: bool | None = None,
+        zarr_format: int | None = None,
+        storage_options: dict[str, Any] | None = None,
+        **decode: Any,
+    ) -> dict[str, Any]:
+        """Every group at and below ``group`` as a Dataset, keyed ``"/"``,
+        ``"/child"``, …; with consolidated metadata, one metadata read in all."""
+        root = _open_group(filename_or_obj, group, zarr_format, storage_options, consolidated)
+        out = {"/": self._dataset(root, **decode)}
         for name, node in root.members(max_depth=None):
             if isinstance(node, Group):
-                out["/" + name] = self.open_dataset(filename_or_obj, group=node.path, **kwargs)
+                out["/" + name] = self._dataset(node, **decode)
         return out
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:

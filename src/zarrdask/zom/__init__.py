@@ -1,0 +1,1 @@
+"""The Zarr Object Model (ZEP 6): hierarchies as declarative specs."""
