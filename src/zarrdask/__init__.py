@@ -36,4 +36,14 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "store_from",
+    "rechunk",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # zarrdask.rechunk is imported on first use: the workflows layer is not loaded by `import zarrdask`
+    if name == "rechunk":
+        from .workflows import rechunk
+
+        return rechunk
+    raise AttributeError(f"module 'zarrdask' has no attribute {name!r}")

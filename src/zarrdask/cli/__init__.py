@@ -18,7 +18,7 @@ from __future__ import annotations
 from . import data, metadata, nodes, verify
 from ._app import cli, main
 
-__all__ = ["cli", "main", "COMMANDS"]
+__all__ = ["COMMANDS", "cli", "main"]
 
 #: every command of the ``zarrdask`` group (``--help`` lists them by name)
 COMMANDS = [nodes.info, nodes.tree, nodes.ls, data.cat, verify.verify, metadata.consolidate]

@@ -1,1 +1,6 @@
 """Workflows over whole stores: rechunking and v2 -> v3 migration."""
+
+from .plan import RechunkPlanError
+from .rechunk import RechunkPlan, rechunk
+
+__all__ = ["rechunk", "RechunkPlan", "RechunkPlanError"]

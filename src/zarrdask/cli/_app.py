@@ -1,0 +1,82 @@
+"""The root ``zarrdask`` command group and :func:`main`.
+
+Errors raised by a command become one line on stderr and an exit code
+(:mod:`zarrdask.cli._common`); ``--debug`` (or ``ZARRDASK_DEBUG=1``) lets them
+through with their traceback instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ._common import CliError, as_cli_error
+
+
+class ZarrdaskGroup(click.Group):
+    """A click group that turns every error of its commands into a :class:`CliError`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, BrokenPipeError):
+            raise
+        except KeyboardInterrupt:
+            raise CliError("interrupted", 130) from None
+        except Exception as e:
+            if (ctx.obj or {}).get("debug"):
+                raise
+            raise as_cli_error(e) from e
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+@click.group(
+    cls=ZarrdaskGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(_version(), "-V", "--version", prog_name="zarrdask")
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="ZARRDASK_DEBUG",
+    help="Show the traceback of an error instead of a one-line message (also ZARRDASK_DEBUG=1).",
+)
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Inspect and check Zarr v2 and v3 arrays and groups.
+
+    PATH is a local directory, a zip file or an fsspec URL (s3://, gs://,
+    https://, ...); --storage-option KEY=VALUE passes options to the URL's
+    file system. Every command takes --json for machine-readable output.
+
+    Exit codes: 0 success, 1 verify found problems, 2 usage error or nothing
+    at the path, 3 any other error.
+    """
+    ctx.obj = {"debug": debug}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name.
+
+    Returns
+    -------
+    int
+        The exit code (see :mod:`zarrdask.cli`).
+    """
+    try:
+        cli.main(args=argv, prog_name="zarrdask", standalone_mode=True)
+    except SystemExit as e:
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

@@ -1,0 +1,42 @@
+"""Running a workflow's dask graph, with a progress bar, on whatever scheduler
+dask would use: a distributed ``Client`` (``distributed.progress``) or a local
+scheduler (``dask.diagnostics.ProgressBar``)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from typing import Any
+
+
+def distributed_client(scheduler: Any = None) -> Any:
+    """The distributed Client dask would run on, or ``None`` for a local scheduler."""
+    if "distributed" not in sys.modules and scheduler is None:
+        return None
+    try:
+        from dask.base import get_scheduler
+        from distributed import Client
+    except ImportError:  # pragma: no cover - distributed is a dependency
+        return None
+    owner = getattr(get_scheduler(scheduler=scheduler), "__self__", None)
+    return owner if isinstance(owner, Client) else None
+
+
+def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> Any:
+    """Compute ``collection`` (a dask collection, or a list/nesting of them) and
+    return its result, showing progress when asked."""
+    import dask
+
+    client = distributed_client(compute_kwargs.get("scheduler"))
+    if client is not None:
+        kwargs = {k: v for k, v in compute_kwargs.items() if k != "scheduler"}
+        futures = client.compute(collection, **kwargs)
+        if progress:
+            from distributed import progress as show
+
+            show(futures)
+        return client.gather(futures)
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar() if progress else nullcontext():
+        return dask.compute(collection, **compute_kwargs)[0]

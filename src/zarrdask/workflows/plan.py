@@ -1,0 +1,530 @@
+"""Planning a rechunk under a memory budget (pure: no I/O, no dask).
+
+The memory model
+----------------
+A task copies one rectangular *block* of an array from the array it reads to
+the array it writes. Reading decodes whole chunks (inner chunks, for a sharded
+array): a block whose edges fall inside chunks of the array read makes the
+task decode those chunks whole. The task's declared memory is therefore the
+block *expanded outward to the chunk grid of the array it reads* (clipped to
+the array), times the item size::
+
+    memory(block) = itemsize * prod_d (ceil(stop_d / r_d) * r_d  clipped to shape_d
+                                       - floor(start_d / r_d) * r_d)
+
+where ``r`` is the read array's chunk shape. Every block is also a union of
+whole *write units* (shards of a sharded array, chunks otherwise, cut only by
+the array's edge), so no two tasks ever write the same stored object and no
+write has to read what is already there. The bytes *read* by a stage are the
+sum of the expanded blocks (a chunk cut by block edges is decoded once per
+block that touches it), the bytes *written* are the array's bytes.
+
+The algorithm
+-------------
+The target's write unit ``w`` (a shard or a chunk) is the smallest block a
+task writing the target can own; the source's chunk ``a`` the smallest thing a
+task reading it can decode. Both must fit in ``max_mem``.
+
+1. **One pass** when ``w``, expanded to the source chunks it touches, fits: the
+   blocks start at ``w`` and grow (see :func:`choose_blocks`) while the
+   expanded block fits, first to multiples of ``lcm(w, a)`` along the
+   dimensions where blocks cut source chunks (so that no source chunk is read
+   twice), then as far as the budget allows (fewer, larger tasks).
+2. **Two passes** through an intermediate array otherwise (rechunker's
+   "consolidate reads / consolidate writes"): stage 1 copies source →
+   intermediate in blocks that are multiples of the intermediate chunks ``c``
+   (read side: source chunks), stage 2 intermediate → target in blocks that are
+   multiples of ``w`` (read side: ``c``). ``c`` is chosen among a few
+   candidates per dimension — the smaller of the consolidated read and write
+   blocks (rechunker's choice), their gcd, ``a``, ``w``, ``min(a, w)`` and
+   ``gcd(a, w)`` — as the one whose two stages fit and move the fewest bytes,
+   then the one with the fewest intermediate chunks. ``c = gcd(a, w)`` always
+   fits when ``a`` and ``w`` do, so a plan exists whenever one chunk of each
+   fits.
+3. With an intermediate store available, two passes are also chosen when they
+   move fewer bytes than the best one-pass plan (a one-pass plan squeezed by
+   the budget can re-read every source chunk many times).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+__all__ = [
+    "parse_max_mem",
+    "StagePlan",
+    "ArrayPlan",
+    "PlannedTask",
+    "choose_blocks",
+    "plan_array",
+    "RechunkPlanError",
+]
+
+#: dimensions with at most this many blocks get their extents computed one by one
+_EXACT_BLOCKS = 4096
+#: how many block sizes below the largest one are tried when growing a dimension that cuts read chunks
+_SCAN = 64
+
+
+class RechunkPlanError(ValueError):
+    """No plan keeps every task under ``max_mem`` (the message says why and what would)."""
+
+
+def parse_max_mem(max_mem: Any) -> int:
+    """``max_mem`` in bytes: an int, or a string such as ``"100MB"`` or ``"1GiB"``.
+
+    Examples
+    --------
+    >>> parse_max_mem("1 KiB"), parse_max_mem(2_000)
+    (1024, 2000)
+    """
+    from dask.utils import parse_bytes
+
+    if isinstance(max_mem, bool):
+        raise TypeError(f"max_mem must be a number of bytes or a string like '100MB', found {max_mem!r}")
+    if isinstance(max_mem, str):
+        try:
+            value = parse_bytes(max_mem)
+        except ValueError:
+            raise ValueError(f"max_mem: cannot read {max_mem!r} as a size (examples: '100MB', '1GiB', 2**20)") from None
+    elif isinstance(max_mem, (int, np.integer)) or (isinstance(max_mem, float) and max_mem.is_integer()):
+        value = int(max_mem)
+    else:
+        raise TypeError(f"max_mem must be a number of bytes or a string like '100MB', found {max_mem!r}")
+    if value <= 0:
+        raise ValueError(f"max_mem must be positive, found {max_mem!r}")
+    return int(value)
+
+
+def format_bytes(n: int) -> str:
+    from dask.utils import format_bytes as fmt
+
+    return fmt(int(n))
+
+
+# -- one dimension ------------------------------------------------------------------------
+def _floor_sum(n: int, m: int, a: int, b: int) -> int:
+    """``sum(floor((a*i + b) / m) for i in range(n))`` for ``n, a, b >= 0``, ``m > 0``,
+    in O(log) steps (the Euclid-like reduction)."""
+    total = 0
+    while n > 0:
+        if a >= m:
+            total += (n - 1) * n // 2 * (a // m)
+            a %= m
+        if b >= m:
+            total += n * (b // m)
+            b %= m
+        y = a * n + b
+        if y < m:
+            break
+        n, b = divmod(y, m)
+        m, a = a, m
+    return total
+
+
+def block_extent(index: int, size: int, block: int, read: int) -> tuple[int, int]:
+    """``(start, stop)`` of block ``index`` along one dimension, expanded to the read chunks."""
+    start = index * block
+    stop = min(start + block, size)
+    return start // read * read, min(-(-stop // read) * read, size)
+
+
+@lru_cache(maxsize=1 << 16)
+def dim_stats(size: int, block: int, read: int) -> tuple[int, int, int]:
+    """Along one dimension of length ``size`` cut into blocks of ``block`` and read
+    in chunks of ``read``: ``(number of blocks, largest expanded block, sum of the
+    expanded blocks)``.
+
+    The largest expanded block is exact up to :data:`_EXACT_BLOCKS` blocks and
+    an upper bound beyond (exact as soon as the blocks meet the read chunks at
+    every possible offset); the sum is always exact.
+    """
+    if size <= 0:
+        return 0, 0, 0
+    block, read = min(block, size), min(read, size)
+    n = -(-size // block)
+    if n <= _EXACT_BLOCKS:
+        starts = np.arange(n, dtype=np.int64) * block
+        stops = np.minimum(starts + block, size)
+        ext = np.minimum(-(-stops // read) * read, size) - starts // read * read
+        return n, int(ext.max()), int(ext.sum())
+    ceil_size = -(-size // read)
+    lo = _floor_sum(n, read, block, 0)
+    # block i < n-1 ends at (i+1)*block; ceil(x/read) = floor((x + read - 1)/read)
+    hi = _floor_sum(n - 1, read, block, block + read - 1) + ceil_size
+    total = read * (hi - lo)
+    pad = ceil_size * read - size
+    if pad:  # blocks ending inside the last, partial read chunk expand only to the array's end
+        last_full = size // read * read
+        total -= pad * (max(0, n - 1 - last_full // block) + 1)
+    g = math.gcd(block, read)
+    largest = min(read * -(-(block + read - g) // read), size)
+    return n, largest, total
+
+
+# -- stages ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlannedTask:
+    """One task of a plan: where it reads, where it writes, which region, and its declared memory."""
+
+    array: str
+    stage: int
+    reads: str
+    writes: str
+    region: tuple[slice, ...]
+    memory: int
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One copy pass over an array in regular blocks.
+
+    Attributes
+    ----------
+    shape
+        The array's shape.
+    itemsize
+        Bytes per element used for the memory model.
+    block
+        The block shape: one task per block (the last block along each
+        dimension is cut by the array's edge).
+    read_chunks
+        The chunk shape of the array read (inner chunks for sharded arrays):
+        what a task decodes whole.
+    write_unit
+        The storage unit of the array written (shards or chunks); every block
+        is a union of whole units.
+    reads, writes
+        ``"source"``, ``"intermediate"`` or ``"target"``.
+    """
+
+    shape: tuple[int, ...]
+    itemsize: int
+    block: tuple[int, ...]
+    read_chunks: tuple[int, ...]
+    write_unit: tuple[int, ...]
+    reads: str = "source"
+    writes: str = "target"
+
+    def _stats(self) -> list[tuple[int, int, int]]:
+        return [dim_stats(s, b, r) for s, b, r in zip(self.shape, self.block, self.read_chunks)]
+
+    @property
+    def ntasks(self) -> int:
+        return math.prod(n for n, _, _ in self._stats())
+
+    @property
+    def peak_memory(self) -> int:
+        """The largest declared memory of any task, in bytes (0 without tasks)."""
+        if self.ntasks == 0:
+            return 0
+        return self.itemsize * math.prod(e for _, e, _ in self._stats())
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes decoded by all tasks together (chunks cut by block edges count once per block)."""
+        return self.itemsize * math.prod(t for _, _, t in self._stats())
+
+    @property
+    def bytes_written(self) -> int:
+        return self.itemsize * math.prod(self.shape)
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """The number of blocks along each dimension."""
+        return tuple(n for n, _, _ in self._stats())
+
+    @property
+    def dask_chunks(self) -> tuple[tuple[int, ...], ...]:
+        """The blocks as dask chunks (for :mod:`zarrdask.dask.alignment`)."""
+        out = []
+        for s, b in zip(self.shape, self.block):
+            b = min(b, s) or 1
+            full, rest = divmod(s, b)
+            out.append((b,) * full + ((rest,) if rest else ()) or (0,))
+        return tuple(out)
+
+    def region(self, index: Sequence[int]) -> tuple[slice, ...]:
+        """The region of block ``index``."""
+        return tuple(
+            slice(i * b, min((i + 1) * b, s)) for i, b, s in zip(index, self.block, self.shape)
+        )
+
+    def memory(self, index: Sequence[int]) -> int:
+        """The declared memory of the task of block ``index``, in bytes."""
+        out = self.itemsize
+        for i, s, b, r in zip(index, self.shape, self.block, self.read_chunks):
+            lo, hi = block_extent(i, s, min(b, s), min(r, s))
+            out *= hi - lo
+        return out
+
+    def indices(self) -> Iterator[tuple[int, ...]]:
+        return itertools.product(*(range(n) for n in self.grid))
+
+
+@dataclass(frozen=True)
+class ArrayPlan:
+    """How one array is rechunked: one stage, or two through an intermediate.
+
+    Attributes
+    ----------
+    name
+        The array's path relative to the source (``""`` for a lone array).
+    shape, dtype
+        The array's shape and (source) data type.
+    source_chunks
+        The source's chunk shape (inner chunks when sharded).
+    target_chunks, target_shards
+        The target's chunk and shard shapes (``target_shards`` ``None`` when unsharded).
+    intermediate_chunks
+        The intermediate array's chunks, ``None`` for a one-pass plan.
+    stages
+        The copy passes, run one after the other.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    source_chunks: tuple[int, ...]
+    target_chunks: tuple[int, ...]
+    target_shards: tuple[int, ...] | None
+    intermediate_chunks: tuple[int, ...] | None
+    stages: tuple[StagePlan, ...] = field(default=())
+
+    @property
+    def ntasks(self) -> int:
+        return sum(s.ntasks for s in self.stages)
+
+    @property
+    def peak_memory(self) -> int:
+        return max((s.peak_memory for s in self.stages), default=0)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(s.bytes_read for s in self.stages)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(s.bytes_written for s in self.stages)
+
+    def tasks(self) -> Iterator[PlannedTask]:
+        for number, stage in enumerate(self.stages, 1):
+            for index in stage.indices():
+                yield PlannedTask(
+                    self.name, number, stage.reads, stage.writes, stage.region(index), stage.memory(index)
+                )
+
+
+# -- choosing blocks -------------------------------------------------------------------
+def choose_blocks(
+    shape: Sequence[int],
+    unit: Sequence[int],
+    read: Sequence[int],
+    budget: int,
+    limit: Sequence[int] | None = None,
+) -> tuple[int, ...] | None:
+    """The block shape for copying an array written in ``unit``s and read in
+    ``read`` chunks, with every expanded block at most ``budget`` elements;
+    ``None`` when even one unit does not fit.
+
+    Blocks are multiples of ``unit`` (or a whole dimension). Starting from
+    ``unit``, each dimension where blocks cut read chunks is first grown to
+    ``lcm(unit, read)`` (the most wasteful dimension first) so that no read
+    chunk is decoded twice; then every dimension grows as far as the budget
+    allows — those still cutting read chunks first (fewer cuts, fewer
+    re-reads), then the others from the last to the first (fewer tasks).
+    ``limit`` caps the growth per dimension (never below ``unit``).
+    """
+    nd = len(shape)
+    shape = tuple(int(s) for s in shape)
+    if any(s == 0 for s in shape):
+        return tuple(max(1, int(u)) for u in unit)
+    unit = tuple(min(int(u), s) for u, s in zip(unit, shape))
+    read = tuple(min(int(r), s) for r, s in zip(read, shape))
+    cap = tuple(
+        s if limit is None else min(s, max(int(lim), u)) for s, lim, u in zip(shape, limit or shape, unit)
+    )
+    sizes = list(unit)
+    ext = [dim_stats(s, k, r)[1] for s, k, r in zip(shape, sizes, read)]
+    if math.prod(ext) > budget:
+        return None
+
+    def room(d: int) -> int:
+        return budget // math.prod(ext[j] for j in range(nd) if j != d)
+
+    def waste(d: int) -> float:
+        return dim_stats(shape[d], sizes[d], read[d])[2] / shape[d]
+
+    def try_size(d: int, k: int) -> bool:
+        e = dim_stats(shape[d], k, read[d])[1]
+        if e <= room(d):
+            sizes[d], ext[d] = k, e
+            return True
+        return False
+
+    lcms = [math.lcm(u, r) for u, r in zip(unit, read)]
+    # A: stop re-reading along each dimension where it fits, most wasteful first
+    for d in sorted((d for d in range(nd) if waste(d) > 1), key=waste, reverse=True):
+        k = min(shape[d], lcms[d])
+        if k <= cap[d]:
+            try_size(d, k)
+    # B: grow, dimensions still cutting read chunks first, then the others last to first
+    cutting = sorted((d for d in range(nd) if waste(d) > 1), key=waste, reverse=True)
+    order = cutting + [d for d in reversed(range(nd)) if d not in cutting]
+    for d in order:
+        top = min(room(d), cap[d])
+        if top <= sizes[d]:
+            continue
+        if d not in cutting:
+            step = lcms[d] if sizes[d] % lcms[d] == 0 else sizes[d]
+            k = shape[d] if top >= shape[d] else top // step * step
+            if k > sizes[d]:
+                try_size(d, k)
+            continue
+        if top >= shape[d] and try_size(d, shape[d]):
+            continue
+        m_top, m_now = top // unit[d], sizes[d] // unit[d]
+        for m in range(m_top, max(m_now, m_top - _SCAN), -1):
+            if try_size(d, min(m * unit[d], shape[d])):
+                break
+    return tuple(sizes)
+
+
+def _stage(shape, itemsize, block, read, unit, reads, writes) -> StagePlan:
+    return StagePlan(tuple(shape), itemsize, tuple(block), tuple(read), tuple(unit), reads, writes)
+
+
+def _describe(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def plan_array(
+    name: str,
+    shape: Sequence[int],
+    dtype: Any,
+    source_chunks: Sequence[int],
+    target_chunks: Sequence[int],
+    target_shards: Sequence[int] | None,
+    max_mem: int,
+    *,
+    itemsize: int | None = None,
+    intermediate: bool = False,
+) -> ArrayPlan:
+    """Plan the rechunk of one array (see the module documentation).
+
+    Parameters
+    ----------
+    name
+        The array's name, for messages.
+    shape, dtype
+        The array's shape and data type.
+    source_chunks
+        The source chunk shape (inner chunks when the source is sharded).
+    target_chunks, target_shards
+        The target's chunks and shards (``None``: unsharded).
+    max_mem
+        Bytes a task may declare.
+    itemsize
+        Bytes per element for the memory model (default: ``dtype``'s).
+    intermediate
+        Whether an intermediate array may be used (a temporary store was given).
+
+    Raises
+    ------
+    RechunkPlanError
+        When one source chunk or one target unit alone exceeds ``max_mem``, or a
+        one-pass copy does not fit and ``intermediate`` is false.
+    """
+    dtype = np.dtype(dtype)
+    itemsize = max(1, itemsize or dtype.itemsize)
+    shape = tuple(int(s) for s in shape)
+    a = tuple(max(1, min(int(c), s)) for c, s in zip(source_chunks, shape))
+    unit_shape = tuple(target_shards) if target_shards is not None else tuple(target_chunks)
+    w = tuple(max(1, min(int(c), s)) for c, s in zip(unit_shape, shape))
+    budget = max_mem // itemsize
+    where = f"array {'/' + name!r}"
+    kind = "shard" if target_shards is not None else "chunk"
+
+    def plan(stages: tuple[StagePlan, ...], inter: tuple[int, ...] | None) -> ArrayPlan:
+        return ArrayPlan(
+            name, shape, dtype, tuple(source_chunks), tuple(target_chunks),
+            None if target_shards is None else tuple(target_shards), inter, stages,
+        )
+
+    if math.prod(shape) == 0:
+        return plan((_stage(shape, itemsize, w, a, w, "source", "target"),), None)
+    if math.prod(w) > budget:
+        raise RechunkPlanError(
+            f"{where}: one target {kind} {_describe(w)} of {dtype} is {format_bytes(math.prod(w) * itemsize)}, "
+            f"more than max_mem={format_bytes(max_mem)}; a task writing the target holds at least one whole "
+            f"{kind}. Raise max_mem or choose a smaller target {kind} shape"
+        )
+    if math.prod(a) > budget:
+        raise RechunkPlanError(
+            f"{where}: one source chunk {_describe(a)} of {dtype} is {format_bytes(math.prod(a) * itemsize)}, "
+            f"more than max_mem={format_bytes(max_mem)}; reading the source decodes whole chunks. Raise max_mem"
+        )
+    direct = choose_blocks(shape, w, a, budget)
+    direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
+    if direct_stage is not None and not intermediate:
+        return plan((direct_stage,), None)
+    if direct_stage is None and not intermediate:
+        need = itemsize * math.prod(dim_stats(s, k, r)[1] for s, k, r in zip(shape, w, a))
+        raise RechunkPlanError(
+            f"{where}: a one-pass copy needs {format_bytes(need)} per task (one target {kind} "
+            f"{_describe(w)} expanded to the source chunks {_describe(a)} it touches), more than "
+            f"max_mem={format_bytes(max_mem)}. Pass temp_store= for an intermediate array, or raise "
+            f"max_mem to {format_bytes(need)}"
+        )
+    two = _two_stages(shape, itemsize, a, w, budget)
+    if direct_stage is not None and (
+        two is None or direct_stage.bytes_read + direct_stage.bytes_written <= _moved(two[1])
+    ):
+        return plan((direct_stage,), None)
+    assert two is not None  # gcd(a, w) always fits when a and w do
+    return plan(two[1], two[0])
+
+
+def _moved(stages: Sequence[StagePlan]) -> int:
+    return sum(s.bytes_read + s.bytes_written for s in stages)
+
+
+def _two_stages(
+    shape: tuple[int, ...], itemsize: int, a: tuple[int, ...], w: tuple[int, ...], budget: int
+) -> tuple[tuple[int, ...], tuple[StagePlan, StagePlan]] | None:
+    """The best intermediate chunks and the two stages through them."""
+    kw = choose_blocks(shape, w, w, budget) or w
+    ka = choose_blocks(shape, a, a, budget, limit=kw) or a
+    per_dim = []
+    for s, ad, wd, ra, rw in zip(shape, a, w, ka, kw):
+        cands = {min(ra, rw), math.gcd(ra, rw), ad, wd, min(ad, wd), math.gcd(ad, wd)}
+        per_dim.append(sorted({max(1, min(c, s)) for c in cands}, reverse=True))
+    if len(shape) > 4:  # keep the search small: the same rule along every dimension
+        combos: Any = {
+            tuple(max(1, min(f(x, y), s)) for x, y, s in zip(p, q, shape))
+            for p, q in ((ka, kw), (a, w))
+            for f in (min, math.gcd)
+        } | {a, w}
+    else:
+        combos = itertools.product(*per_dim)
+    best = None
+    for c in combos:
+        k1 = choose_blocks(shape, c, a, budget)
+        if k1 is None:
+            continue
+        k2 = choose_blocks(shape, w, c, budget)
+        if k2 is None:
+            continue
+        s1 = _stage(shape, itemsize, k1, a, c, "source", "intermediate")
+        s2 = _stage(shape, itemsize, k2, c, w, "intermediate", "target")
+        nchunks = math.prod(-(-s // ci) for s, ci in zip(shape, c))
+        key = (_moved((s1, s2)), nchunks, s1.ntasks + s2.ntasks)
+        if best is None or key < best[0]:
+            best = (key, tuple(c), (s1, s2))
+    return None if best is None else (best[1], best[2])

@@ -1,0 +1,669 @@
+"""``rechunk``: copy an array, a group or a Dataset to new chunks (and shards)
+in parallel, with every task's memory under ``max_mem``.
+
+:func:`rechunk` only plans (see :mod:`zarrdask.workflows.plan` for the memory
+model and the algorithm) and returns a :class:`RechunkPlan`: printing it shows
+the stages, the number of tasks, the bytes moved and the peak memory per task;
+:meth:`RechunkPlan.to_dask` creates the target (and intermediate) metadata and
+returns the dask graph; :meth:`RechunkPlan.execute` runs it with a progress bar.
+
+Each task copies one block: it reads the block from the array it reads (source
+or intermediate) through the chunk engine and writes it to the array it writes.
+Blocks are unions of whole target shards (chunks, when unsharded), so no two
+tasks write the same stored object, on the threaded scheduler or on a
+distributed cluster, and no lock is needed.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from .._pool import single_threaded
+from ..core.api import create_array, open_group
+from ..core.api import open as open_node
+from ..core.array import Array
+from ..core.group import Group
+from ..core.nodes import node_name, read_node
+from ..dask.alignment import is_aligned
+from ..errors import ContainsArrayError, ContainsGroupError
+from ..storage import MemoryStore, store_from
+from ..storage.keys import join_path, normalize_path
+from .plan import (
+    ArrayPlan,
+    PlannedTask,
+    RechunkPlanError,
+    format_bytes,
+    parse_max_mem,
+    plan_array,
+)
+
+__all__ = ["rechunk", "RechunkPlan", "RechunkPlanError"]
+
+# create_array keywords the plan owns
+_OWNED = frozenset({"shape", "chunks", "shards", "data", "name", "path", "store", "overwrite"})
+
+
+def rechunk(
+    source: Any,
+    target_chunks: Any,
+    target_store: Any,
+    *,
+    max_mem: int | str,
+    target_shards: Any = None,
+    temp_store: Any = None,
+    target_path: str = "",
+    target_options: Mapping[str, Any] | None = None,
+) -> "RechunkPlan":
+    """Plan copying ``source`` to ``target_store`` with new chunks (and shards),
+    keeping every task's memory under ``max_mem``.
+
+    Nothing is written until :meth:`RechunkPlan.execute` (or the graph of
+    :meth:`RechunkPlan.to_dask`) runs.
+
+    Parameters
+    ----------
+    source : Array, Group, xarray.Dataset, store or path
+        What to copy. A store or path is opened read-only (an array or a group).
+        A Group is copied whole: every group (with its attributes) and every
+        array below it.
+    target_chunks : tuple, dict, int or None
+        The target's chunk shape. For an array: a tuple (``None`` keeps the
+        source's chunk length along a dimension, ``-1`` takes the whole
+        dimension) or a dict ``{dimension name or index: length}`` (dimensions
+        left out keep their chunk length). For a group: a dict ``{array path:
+        tuple or dict}`` (arrays left out are copied with their chunks and
+        shards), or a single tuple (applied to the arrays with as many
+        dimensions), or a dict ``{dimension name: length}`` (applied to every
+        array with that dimension, named by ``dimension_names`` or the
+        ``_ARRAY_DIMENSIONS`` attribute). For a Dataset: ``{dimension: length}``.
+        ``None`` keeps the source's chunks.
+    target_store : Store, str or path
+        Where to write: anything :func:`zarrdask.create_array` accepts.
+    max_mem : int or str
+        The memory a task may declare, in bytes or as a string (``"100MB"``,
+        ``"1GiB"``): a task's block expanded to the chunks it reads, see
+        :mod:`zarrdask.workflows.plan`.
+    target_shards : tuple, dict or None
+        The target's shard shape, in the same forms as ``target_chunks``
+        (``None`` along a dimension, or a dimension left out of a dict: one
+        chunk per shard along it; ``-1``: the whole dimension). ``None``: no
+        sharding (arrays a group copies unchanged keep their shards). Every
+        shard is written by exactly one task.
+    temp_store : Store, str or path, optional
+        Where an intermediate array may go when a one-pass copy cannot keep a
+        task under ``max_mem`` (or moves more bytes). Must be another store
+        than ``target_store``; the intermediate arrays are created under
+        ``target_path`` there and left behind (delete them afterwards).
+    target_path : str
+        The path of the copy inside ``target_store``.
+    target_options : dict, optional
+        Keywords for :func:`zarrdask.create_array` that override what is copied
+        from the source (``compressors``, ``filters``, ``serializer``,
+        ``fill_value``, ``dtype``, ``attributes``, ``zarr_format`` — the latter
+        also for the groups —, ``storage_options`` for a URL target, …).
+        Without them every array keeps its dtype, fill value, attributes,
+        dimension names and codecs (when the format is kept: changing
+        ``zarr_format`` gives that format's default codecs).
+
+    Returns
+    -------
+    RechunkPlan
+
+    Raises
+    ------
+    RechunkPlanError
+        (a ``ValueError``) when one source chunk or one target shard/chunk alone
+        exceeds ``max_mem``, or a one-pass copy does not fit and no
+        ``temp_store`` was given; the message names the sizes.
+    ContainsArrayError, ContainsGroupError
+        When something exists at ``target_path`` already.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrdask
+    >>> src = zarrdask.create_array(zarrdask.MemoryStore(), shape=(100, 100), dtype="f4",
+    ...                             chunks=(1, 100), data=np.ones((100, 100), "f4"))
+    >>> plan = zarrdask.rechunk(src, (100, 1), zarrdask.MemoryStore(), max_mem="4kB",
+    ...                         temp_store=zarrdask.MemoryStore())
+    >>> plan.nstages, all(t.memory <= 4000 for t in plan.tasks())
+    (2, True)
+    >>> float(plan.execute(progress=False)[...].sum())
+    10000.0
+    """
+    max_mem = parse_max_mem(max_mem)
+    options = dict(target_options or {})
+    owned = sorted(_OWNED & set(options))
+    if owned:
+        raise TypeError(
+            f"target_options: {owned} are set by rechunk itself; give chunks and shards as "
+            "target_chunks= and target_shards=, the location as target_store= and target_path="
+        )
+    storage_options = options.pop("storage_options", None)
+    if _is_dataset(source):
+        from .rechunk_xarray import plan_dataset
+
+        return plan_dataset(
+            source, target_chunks, target_store, max_mem=max_mem, target_shards=target_shards,
+            temp_store=temp_store, target_path=target_path, options=options, storage_options=storage_options,
+        )
+    if not isinstance(source, (Array, Group)):
+        source = open_node(source, mode="r")
+    target_path = normalize_path(target_path)
+    store = store_from(target_store, mode="a", storage_options=storage_options)
+    temp = None if temp_store is None else store_from(temp_store, mode="a")
+    if temp is not None and _same_store(store, temp):
+        raise ValueError(
+            f"temp_store must be another store than target_store (both are {store!r}): the "
+            "intermediate arrays would take the target's place"
+        )
+    _check_free(store, target_path, "target_store")
+    fmt = options.get("zarr_format", source.zarr_format)
+    groups: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(source, Array):
+        members: list[tuple[str, Array | Group]] = [("", source)]
+        choice = {"": _resolve_array(source, target_chunks, target_shards, fmt)}
+    else:
+        members = list(source.members(max_depth=None))
+        choice = _resolve_group(members, target_chunks, target_shards, fmt)
+        groups.append((target_path, source.attrs.asdict()))
+    jobs = []
+    for rel, node in members:
+        path = join_path(target_path, rel) if rel else target_path
+        if isinstance(node, Group):
+            groups.append((path, node.attrs.asdict()))
+        else:
+            chunks, shards = choice[rel]
+            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp))
+    if temp is not None:
+        for job in jobs:
+            if job.temp_kwargs is not None:
+                _check_free(temp, job.path, "temp_store")
+    return RechunkPlan(
+        jobs, groups, max_mem, store, temp, target_path, fmt if isinstance(source, Group) else None
+    )
+
+
+# -- the plan ----------------------------------------------------------------------------
+@dataclass
+class _Job:
+    """One array: its plan, its source, and how its target and intermediate are created."""
+
+    plan: ArrayPlan
+    source: Array
+    path: str
+    target_kwargs: dict[str, Any]
+    temp_kwargs: dict[str, Any] | None
+    target: Array | None = None
+    temp: Array | None = None
+
+
+class RechunkPlan:
+    """What :func:`rechunk` returns: the plan, its summary, its dask graph.
+
+    ``str(plan)`` (and ``repr``) summarise the stages of every array, the
+    number of tasks, the bytes read and written and the largest declared memory
+    of a task. :meth:`tasks` lists every task with its declared memory.
+    """
+
+    _what = "array"
+
+    def __init__(
+        self,
+        jobs: list[_Job],
+        groups: list[tuple[str, dict[str, Any]]],
+        max_mem: int,
+        target_store: Any,
+        temp_store: Any,
+        target_path: str,
+        group_format: int | None,
+    ) -> None:
+        self._jobs = jobs
+        self._groups = groups
+        self.max_mem = max_mem
+        self.target_store = target_store
+        self.temp_store = temp_store
+        self.target_path = target_path
+        self._group_format = group_format
+        self._graph: Any = None
+        self._target: Any = None
+
+    # -- numbers ------------------------------------------------------------------------
+    @property
+    def arrays(self) -> tuple[ArrayPlan, ...]:
+        """The plan of every array."""
+        return tuple(j.plan for j in self._jobs)
+
+    @property
+    def nstages(self) -> int:
+        """The largest number of passes any array takes (1, or 2 through an intermediate)."""
+        return max((len(p.stages) for p in self.arrays), default=0)
+
+    @property
+    def ntasks(self) -> int:
+        """Copy tasks in all (not counting the trivial tasks that join stages)."""
+        return sum(p.ntasks for p in self.arrays)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(p.bytes_read for p in self.arrays)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(p.bytes_written for p in self.arrays)
+
+    @property
+    def peak_memory(self) -> int:
+        """The largest declared memory of any task, in bytes (never above ``max_mem``)."""
+        return max((p.peak_memory for p in self.arrays), default=0)
+
+    def tasks(self) -> Iterator[PlannedTask]:
+        """Every copy task: array, stage, what it reads and writes, its region and declared memory."""
+        for p in self.arrays:
+            yield from p.tasks()
+
+    # -- text ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        n = len(self._jobs)
+        head = (
+            f"<zarrdask.RechunkPlan: {_count(n, self._what)}, {_count(self.nstages, 'stage')}, "
+            f"{_count(self.ntasks, 'task')}, max_mem {format_bytes(self.max_mem)}>"
+        )
+        lines = [head]
+        for job in self._jobs[:20]:
+            lines.extend(_describe_job(job))
+        if n > 20:
+            lines.append(f"... and {n - 20} more {self._what}s")
+        lines.append(
+            f"total: {_count(self.ntasks, 'task')}; read {format_bytes(self.bytes_read)}, written "
+            f"{format_bytes(self.bytes_written)} (moved {format_bytes(self.bytes_read + self.bytes_written)}); "
+            f"peak memory per task {format_bytes(self.peak_memory)} (max_mem {format_bytes(self.max_mem)})"
+        )
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    # -- running ------------------------------------------------------------------------
+    @property
+    def target(self) -> Array | Group:
+        """The target array or group (created by :meth:`to_dask` or :meth:`execute`)."""
+        if self._target is None:
+            raise RuntimeError("the target is created by to_dask() or execute(); call one of them first")
+        return self._target
+
+    def to_dask(self) -> Any:
+        """The copy as a ``dask.delayed.Delayed``: computing it runs every task.
+
+        The first call creates the target's groups and arrays (metadata only)
+        and the intermediate arrays; later calls return the same graph.
+        """
+        if self._graph is None:
+            self._create()
+            self._graph = self._build()
+        return self._graph
+
+    def execute(self, *, progress: bool = True, **compute_kwargs: Any) -> Array | Group:
+        """Run the plan and return the target.
+
+        Parameters
+        ----------
+        progress
+            Show a progress bar: ``distributed.progress`` when the graph runs on a
+            distributed ``Client`` (the default client, or ``scheduler=client``),
+            ``dask.diagnostics.ProgressBar`` otherwise.
+        **compute_kwargs
+            Passed to ``dask.compute`` (``scheduler=``, ``num_workers=``, …), or
+            to ``Client.compute`` on a distributed cluster.
+        """
+        import dask
+
+        graph = self.to_dask()
+        client = _distributed_client(compute_kwargs.get("scheduler"))
+        if client is not None:
+            kwargs = {k: v for k, v in compute_kwargs.items() if k != "scheduler"}
+            future = client.compute(graph, **kwargs)
+            if progress:
+                from distributed import progress as show
+
+                show(future)
+            future.result()
+        else:
+            from dask.diagnostics import ProgressBar
+
+            with ProgressBar() if progress else nullcontext():
+                dask.compute(graph, **compute_kwargs)
+        return self.target
+
+    def _create(self) -> None:
+        for job in self._jobs:  # intermediates first: a clash there leaves the target untouched
+            if job.temp_kwargs is not None and job.temp is None:
+                job.temp = create_array(self.temp_store, path=job.path, **job.temp_kwargs)
+        for path, attrs in self._groups:
+            node = open_group(self.target_store, path=path, mode="w-", zarr_format=self._group_format,
+                              attributes=attrs)
+            if path == self.target_path:
+                self._target = node
+        for job in self._jobs:
+            job.target = create_array(self.target_store, path=job.path, **job.target_kwargs)
+            if job.path == self.target_path:
+                self._target = job.target
+
+    def _build(self) -> Any:
+        from dask.base import tokenize
+        from dask.delayed import Delayed
+        from dask.highlevelgraph import HighLevelGraph
+
+        token = tokenize([(j.source, j.target, j.temp, j.plan) for j in self._jobs])
+        dsk: dict[Any, Any] = {}
+        last: list[Any] = []
+        for number, job in enumerate(self._jobs):
+            after: tuple[Any, ...] = ()
+            for s, stage in enumerate(job.plan.stages):
+                reads = job.source if stage.reads == "source" else job.temp
+                writes = job.target if stage.writes == "target" else job.temp
+                assert reads is not None and writes is not None
+                unit = writes.shards or writes.chunks
+                assert is_aligned(stage.dask_chunks, unit, (0,) * len(unit)), (stage, unit)
+                name = f"rechunk-copy-{number}-{s}-{token}"
+                keys = []
+                for index in stage.indices():
+                    key = (name, *index)
+                    dsk[key] = (_copy_block, reads, writes, stage.region(index), *after)
+                    keys.append(key)
+                if s + 1 < len(job.plan.stages):
+                    barrier = f"rechunk-stage-{number}-{s}-{token}"
+                    dsk[barrier] = (_done, keys)
+                    after = (barrier,)
+                else:
+                    last.extend(keys)
+        final = f"zarrdask-rechunk-{token}"
+        dsk[final] = (_done, last)
+        return Delayed(final, HighLevelGraph.from_collections(final, dsk, dependencies=()))
+
+
+def _copy_block(source: Array, target: Array, region: tuple[slice, ...], *after: Any) -> None:
+    """One task: read ``region`` from ``source`` and write it to ``target``."""
+    with single_threaded():
+        target.set_basic_selection(region, source.get_basic_selection(region))
+
+
+def _done(_: Any) -> None:
+    return None
+
+
+def _distributed_client(scheduler: Any) -> Any:
+    """The distributed Client dask would run on, or ``None`` for a local scheduler."""
+    if "distributed" not in sys.modules and scheduler is None:
+        return None
+    try:
+        from dask.base import get_scheduler
+        from distributed import Client
+    except ImportError:  # pragma: no cover - distributed is a test dependency
+        return None
+    owner = getattr(get_scheduler(scheduler=scheduler), "__self__", None)
+    return owner if isinstance(owner, Client) else None
+
+
+def _describe_job(job: _Job) -> list[str]:
+    p = job.plan
+    shards = f", shards {_tup(p.target_shards)}" if p.target_shards else ""
+    head = (
+        f"{node_name(job.path)}  {_tup(p.shape)} {p.dtype}: chunks {_tup(p.source_chunks)} -> "
+        f"{_tup(p.target_chunks)}{shards}"
+    )
+    out = [head]
+    for i, s in enumerate(p.stages, 1):
+        where = f" (chunks {_tup(p.intermediate_chunks)}, in temp_store)" if s.writes == "intermediate" else ""
+        out.append(
+            f"  stage {i}: {s.reads} -> {s.writes}{where}: {_count(s.ntasks, 'task')} of {_tup(s.block)}, "
+            f"<= {format_bytes(s.peak_memory)} each; read {format_bytes(s.bytes_read)}, "
+            f"write {format_bytes(s.bytes_written)}"
+        )
+    return out
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _tup(x: Any) -> str:
+    x = tuple(x or ())
+    return "(" + ", ".join(map(str, x)) + ("," if len(x) == 1 else "") + ")"
+
+
+# -- stores --------------------------------------------------------------------------
+def _where(store: Any) -> Any:
+    while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
+        store = store.store
+    loc = getattr(store, "root", None) or getattr(store, "path", None)
+    return None if loc is None else (type(store).__name__, loc)
+
+
+def _same_store(a: Any, b: Any) -> bool:
+    return a is b or (_where(a) is not None and _where(a) == _where(b))
+
+
+def _check_free(store: Any, path: str, what: str) -> None:
+    node = read_node(store, path)
+    if node is not None:
+        err = ContainsArrayError if node.node_type == "array" else ContainsGroupError
+        raise err(
+            f"{what}: a v{node.zarr_format} {node.node_type} exists at path {node_name(path)!r} in "
+            f"{store!r}; rechunk writes into an empty place"
+        )
+
+
+# -- arrays ---------------------------------------------------------------------------
+def _job(
+    source: Array, rel: str, path: str, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
+    options: dict[str, Any], max_mem: int, temp: Any,
+) -> _Job:
+    fmt = options.get("zarr_format", source.zarr_format)
+    kwargs: dict[str, Any] = {
+        "dtype": source.dtype,
+        "fill_value": source.fill_value,
+        "attributes": source.attrs.asdict(),
+        "zarr_format": fmt,
+    }
+    if fmt == source.zarr_format:
+        kwargs.update(_codecs_of(source))
+    if fmt == 3 and source.dimension_names is not None:
+        kwargs["dimension_names"] = source.dimension_names
+    kwargs.update(options)
+    kwargs.update(shape=source.shape, chunks=chunks, shards=shards)
+    _trial(kwargs, "target_options", path)
+    itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
+    plan = plan_array(
+        rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
+        itemsize=itemsize, intermediate=temp is not None,
+    )
+    temp_kwargs = None
+    if plan.intermediate_chunks is not None:
+        temp_kwargs = {
+            "shape": source.shape,
+            "dtype": source.dtype,
+            "chunks": plan.intermediate_chunks,
+            "fill_value": source.fill_value,
+            "zarr_format": source.zarr_format,
+            **_codecs_of(source),
+        }
+        _trial(temp_kwargs, "the intermediate array", path)
+    return _Job(plan, source, path, kwargs, temp_kwargs)
+
+
+def _trial(kwargs: dict[str, Any], what: str, path: str) -> None:
+    """Create the array in memory: a bad option fails now, before anything is written."""
+    try:
+        create_array(MemoryStore(), **kwargs)
+    except (TypeError, ValueError) as e:
+        try:
+            again = type(e)(f"{what} for array {node_name(path)!r}: {e}")
+        except TypeError:  # an exception type that wants other arguments
+            raise e from None
+        raise again from e
+
+
+def _codecs_of(a: Array) -> dict[str, Any]:
+    """The create_array keywords that reproduce ``a``'s encoding (in ``a``'s format)."""
+    m = a.metadata
+    if a.zarr_format == 2:
+        return {
+            "filters": list(a.filters) or None,
+            "compressors": list(a.compressors) or None,
+            "order": a.order,
+            "dimension_separator": m.dimension_separator,
+        }
+    out: dict[str, Any] = {
+        "chunk_key_encoding": {"name": m.chunk_key_encoding.name, "separator": m.chunk_key_encoding.separator},
+    }
+    serializer = a.serializer
+    if a.shards is not None:
+        inner = serializer.codec_chain  # type: ignore[union-attr]
+        out.update(
+            filters=[*a.filters, *inner.array_array] or None,
+            serializer=inner.array_bytes,
+            compressors=list(inner.bytes_bytes) or None,
+        )
+    else:
+        out.update(filters=list(a.filters) or None, serializer=serializer, compressors=list(a.compressors) or None)
+    return out
+
+
+def _dim_names(a: Array) -> tuple[Any, ...] | None:
+    names = a.dimension_names
+    if names is None:
+        names = a.attrs.get("_ARRAY_DIMENSIONS")
+    return None if names is None else tuple(names)
+
+
+def _per_dim(spec: Any, a: Array, what: str, used: set[Any] | None = None) -> list[int | None]:
+    """``spec`` (int, tuple or ``{dimension: length}``) as one entry per dimension
+    (``None``: not given). ``used`` collects the matched dict keys (a group's
+    dimension dicts); without it an unknown key is an error."""
+    nd, where = a.ndim, f"array {a.name!r}"
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        return [int(spec)] * nd
+    if isinstance(spec, (tuple, list)):
+        if len(spec) != nd:
+            raise ValueError(f"{what} {tuple(spec)} has {len(spec)} entries; {where} has {nd} dimensions")
+        return [None if c is None else _length(c, what, where) for c in spec]
+    if isinstance(spec, Mapping):
+        names = _dim_names(a) or ()
+        out: list[int | None] = [None] * nd
+        for key, value in spec.items():
+            if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and used is None:
+                if not -nd <= key < nd:
+                    raise ValueError(f"{what}: dimension {key} is out of range; {where} has {nd} dimensions")
+                d = int(key) % nd
+            elif key in names:
+                d = names.index(key)
+            elif used is None:
+                raise ValueError(f"{what}: {where} has no dimension {key!r} (its dimensions: {list(names)})")
+            else:
+                continue
+            if used is not None:
+                used.add(key)
+            out[d] = None if value is None else _length(value, what, where)
+        return out
+    raise TypeError(f"{what} must be a tuple, an int or a dict of dimension lengths, found {spec!r}")
+
+
+def _length(c: Any, what: str, where: str) -> int:
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or (c <= 0 and c != -1):
+        raise ValueError(f"{what} for {where}: lengths must be positive integers (or -1: whole dimension), found {c!r}")
+    return int(c)
+
+
+def _chunks_from(entries: list[int | None] | None, a: Array) -> tuple[int, ...]:
+    if entries is None:
+        return a.chunks
+    return tuple(
+        c if e is None else (max(s, 1) if e == -1 else e) for e, c, s in zip(entries, a.chunks, a.shape)
+    )
+
+
+def _shards_from(entries: list[int | None], chunks: tuple[int, ...], a: Array) -> tuple[int, ...]:
+    return tuple(
+        c if e is None else (max(-(-s // c), 1) * c if e == -1 else e) for e, c, s in zip(entries, chunks, a.shape)
+    )
+
+
+def _resolve_array(
+    a: Array, target_chunks: Any, target_shards: Any, fmt: int,
+    used: tuple[set | None, set | None] = (None, None),
+) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """Chunks and shards of one array; ``used`` as for :func:`_per_dim` (chunks, shards)."""
+    chunk_entries = None if target_chunks is None else _per_dim(target_chunks, a, "target_chunks", used[0])
+    chunks = _chunks_from(chunk_entries, a)
+    if target_shards is not None:
+        return chunks, _shards_from(_per_dim(target_shards, a, "target_shards", used[1]), chunks, a)
+    keep = target_chunks is None and fmt == 3
+    return chunks, a.shards if keep else None
+
+
+def _resolve_group(
+    members: list[tuple[str, Array | Group]], target_chunks: Any, target_shards: Any, fmt: int
+) -> dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]]:
+    """Chunks and shards of every array of a group (see :func:`rechunk`)."""
+    arrays = {rel: node for rel, node in members if isinstance(node, Array)}
+    specs = [_group_spec(target_chunks, arrays, "target_chunks"), _group_spec(target_shards, arrays, "target_shards")]
+    used: tuple[set, set] = (set(), set())
+    lenient = tuple(u if _is_dims_dict(spec, arrays) else None for u, spec in zip(used, (target_chunks, target_shards)))
+    out = {}
+    for rel, a in arrays.items():
+        chunk_spec, shard_spec = (s(rel, a) for s in specs)
+        if chunk_spec is None and shard_spec is None:
+            out[rel] = (a.chunks, a.shards if fmt == 3 else None)
+            continue
+        out[rel] = _resolve_array(a, chunk_spec, shard_spec, fmt, lenient)  # type: ignore[arg-type]
+    for spec, seen, what in zip((target_chunks, target_shards), used, ("target_chunks", "target_shards")):
+        if _is_dims_dict(spec, arrays):
+            unknown = [k for k in spec if k not in seen]
+            if unknown:
+                raise ValueError(f"{what}: no array of the group has the dimension(s) {unknown}")
+    return out
+
+
+def _is_dims_dict(spec: Any, arrays: Mapping[str, Array]) -> bool:
+    return isinstance(spec, Mapping) and not _is_per_array(spec, arrays)
+
+
+def _is_per_array(spec: Mapping[Any, Any], arrays: Mapping[str, Array]) -> bool:
+    """A dict of array paths (rather than of dimension names): some value is a
+    shape, or no key names a dimension and every key names an array."""
+    if any(isinstance(v, (tuple, list, Mapping)) for v in spec.values()):
+        return True
+    dims = {d for a in arrays.values() for d in _dim_names(a) or ()}
+    if any(k in dims for k in spec):
+        return False
+    return bool(spec) and all(isinstance(k, str) and normalize_path(k) in arrays for k in spec)
+
+
+def _group_spec(spec: Any, arrays: Mapping[str, Array], what: str) -> Any:
+    """A function ``(path, array) -> the spec for that array or None``."""
+    if spec is None:
+        return lambda rel, a: None
+    if isinstance(spec, Mapping) and _is_per_array(spec, arrays):
+        by_path = {normalize_path(str(k)): v for k, v in spec.items()}
+        unknown = sorted(set(by_path) - set(arrays))
+        if unknown:
+            raise ValueError(f"{what}: the group has no array(s) {unknown} (its arrays: {sorted(arrays)})")
+        return lambda rel, a: by_path.get(rel)
+    if isinstance(spec, (tuple, list)):
+        if not any(a.ndim == len(spec) for a in arrays.values()):
+            raise ValueError(f"{what} {tuple(spec)}: the group has no array with {len(spec)} dimensions")
+        return lambda rel, a: spec if a.ndim == len(spec) else None
+    if isinstance(spec, Mapping):
+        return lambda rel, a: spec if set(spec) & set(_dim_names(a) or ()) else None
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        return lambda rel, a: spec
+    raise TypeError(f"{what} for a group must be a dict, a tuple or an int, found {spec!r}")
+
+
+def _is_dataset(x: Any) -> bool:
+    xr = sys.modules.get("xarray")
+    return xr is not None and isinstance(x, xr.Dataset)

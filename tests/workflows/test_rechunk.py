@@ -1,0 +1,499 @@
+"""``zarrdask.rechunk``: plans (memory bound per task, one task per target shard),
+execution on the threaded scheduler and on a two-process cluster, arrays,
+groups and Datasets, interoperability of sharded targets, and the errors."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarrdask
+from zarrdask import MemoryStore
+from zarrdask.errors import ContainsArrayError, ContainsGroupError
+from zarrdask.workflows import RechunkPlan, RechunkPlanError, rechunk
+from zarrdask.workflows.plan import (
+    _floor_sum,
+    block_extent,
+    dim_stats,
+    parse_max_mem,
+    plan_array,
+)
+
+
+def _source(shape, chunks, *, dtype="i4", shards=None, store=None, **kwargs):
+    data = np.arange(math.prod(shape), dtype=dtype).reshape(shape)
+    return zarrdask.create_array(store or MemoryStore(), shape=shape, dtype=dtype, chunks=chunks,
+                                 shards=shards, data=data, **kwargs), data
+
+
+def _assert_one_task_per_unit(plan: RechunkPlan) -> None:
+    """No two tasks writing the same array touch the same stored object."""
+    for array in plan.arrays:
+        for stage in array.stages:
+            unit = stage.write_unit
+            owner: dict[tuple, tuple] = {}
+            for index in stage.indices():
+                region = stage.region(index)
+                ranges = [range(s.start // u, -(-s.stop // u)) for s, u in zip(region, unit)]
+                for coords in itertools.product(*ranges):
+                    assert owner.setdefault(coords, index) == index, (stage, coords)
+
+
+# -- the pure parts -------------------------------------------------------------------
+def test_parse_max_mem():
+    assert parse_max_mem("100MB") == 100_000_000
+    assert parse_max_mem("1GiB") == 2**30
+    assert parse_max_mem(1234) == 1234
+    with pytest.raises(ValueError, match="cannot read"):
+        parse_max_mem("lots")
+    with pytest.raises(ValueError, match="positive"):
+        parse_max_mem(0)
+    with pytest.raises(TypeError):
+        parse_max_mem(1.5)
+
+
+def test_floor_sum_and_dim_stats_match_brute_force(monkeypatch):
+    rng = random.Random(0)
+    for _ in range(500):
+        n, m, a, b = rng.randrange(0, 40), rng.randrange(1, 20), rng.randrange(0, 50), rng.randrange(0, 50)
+        assert _floor_sum(n, m, a, b) == sum((a * i + b) // m for i in range(n))
+    monkeypatch.setattr("zarrdask.workflows.plan._EXACT_BLOCKS", 2)  # the closed forms
+    for _ in range(2000):
+        size, block, read = rng.randrange(1, 200), rng.randrange(1, 30), rng.randrange(1, 40)
+        dim_stats.cache_clear()
+        n, largest, total = dim_stats(size, block, read)
+        b, r = min(block, size), min(read, size)
+        ext = [hi - lo for lo, hi in (block_extent(i, size, b, r) for i in range(-(-size // b)))]
+        assert (n, total) == (len(ext), sum(ext))
+        assert largest >= max(ext)
+    dim_stats.cache_clear()
+
+
+def test_one_pass_plan_grows_blocks_to_whole_source_chunks():
+    # target chunks of 10 cut source chunks of 25: blocks grow to lcm 50, no chunk is read twice
+    p = plan_array("a", (100, 100), "f8", (25, 100), (10, 100), None, 50 * 100 * 8)
+    (stage,) = p.stages
+    assert p.intermediate_chunks is None
+    assert stage.block == (50, 100)
+    assert stage.bytes_read == stage.bytes_written == 100 * 100 * 8
+
+
+def test_two_stage_plan_for_a_transpose():
+    p = plan_array("a", (1000, 1000), "f4", (1, 1000), (1000, 1), None, 400_000, intermediate=True)
+    assert p.intermediate_chunks == (100, 100)
+    s1, s2 = p.stages
+    assert (s1.reads, s1.writes, s2.reads, s2.writes) == ("source", "intermediate", "intermediate", "target")
+    assert s1.block == (100, 1000) and s2.block == (1000, 100)
+    assert p.bytes_read == 2 * 4_000_000  # nothing read twice
+    assert p.peak_memory <= 400_000
+
+
+def test_two_stages_when_they_move_fewer_bytes():
+    # 5x5 target chunks cut 7x7 source chunks; one pass fits only one target chunk per task
+    args = ("a", (70, 70), "u1", (7, 7), (5, 5), None, 196)
+    one = plan_array(*args)
+    two = plan_array(*args, intermediate=True)
+    assert len(one.stages) == 1 and len(two.stages) == 2
+    moved = lambda p: p.bytes_read + p.bytes_written
+    assert moved(two) < moved(one)
+
+
+def test_plan_summary():
+    a, _ = _source((100, 100), (1, 100), dtype="f4")
+    plan = rechunk(a, (100, 1), MemoryStore(), max_mem="4kB", temp_store=MemoryStore())
+    text = str(plan)
+    assert repr(plan) == text
+    assert "2 stages" in text and f"{plan.ntasks} tasks" in text
+    assert "stage 1: source -> intermediate (chunks" in text and "stage 2: intermediate -> target" in text
+    assert "peak memory per task" in text and "moved" in text
+    assert plan.nstages == 2 and plan.peak_memory <= 4000
+    assert plan.ntasks == sum(1 for _ in plan.tasks())
+    assert plan.bytes_read == sum(t.memory for t in plan.tasks())
+
+
+# -- correctness over random cases ----------------------------------------------------
+@st.composite
+def cases(draw):
+    nd = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 24)) for _ in range(nd))
+    src = tuple(draw(st.integers(1, 12)) for _ in range(nd))
+    dst = tuple(draw(st.integers(1, 12)) for _ in range(nd))
+    shards = None
+    if draw(st.booleans()):
+        shards = tuple(c * draw(st.integers(1, 3)) for c in dst)
+    unit = shards or dst
+    floor = max(math.prod(min(c, s) for c, s in zip(src, shape)), math.prod(min(u, s) for u, s in zip(unit, shape)))
+    budget = draw(st.integers(floor, max(floor, 2 * math.prod(shape))))
+    return shape, src, dst, shards, budget * 2, draw(st.booleans())
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_rechunk_random_cases(case):
+    shape, src_chunks, chunks, shards, max_mem, with_temp = case
+    a, data = _source(shape, src_chunks, dtype="i2")
+    target, temp = MemoryStore(), MemoryStore() if with_temp else None
+    try:
+        plan = rechunk(a, chunks, target, max_mem=max_mem, target_shards=shards, temp_store=temp)
+    except RechunkPlanError as e:
+        assert not with_temp and "temp_store" in str(e)
+        return
+    for task in plan.tasks():
+        assert task.memory <= max_mem, task
+    assert plan.peak_memory <= max_mem
+    _assert_one_task_per_unit(plan)
+    out = plan.execute(progress=False, scheduler="threads")
+    assert out.chunks == chunks and out.shards == shards
+    np.testing.assert_array_equal(out[...], data)
+
+
+@st.composite
+def plan_cases(draw):
+    nd = draw(st.integers(1, 4))
+    shape = tuple(draw(st.integers(1, 3000)) for _ in range(nd))
+    a = tuple(draw(st.integers(1, 200)) for _ in range(nd))
+    w = tuple(draw(st.integers(1, 200)) for _ in range(nd))
+    floor = max(math.prod(min(x, s) for x, s in zip(a, shape)), math.prod(min(x, s) for x, s in zip(w, shape)))
+    return shape, a, w, 8 * draw(st.integers(floor, 30 * floor))
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan_cases())
+def test_plans_of_large_arrays_fit(case):
+    """Without running anything: a plan always exists with an intermediate, and
+    every task (sampled at the array's corners and edges) fits."""
+    shape, a, w, max_mem = case
+    p = plan_array("x", shape, "f8", a, w, None, max_mem, intermediate=True)
+    assert 0 < p.peak_memory <= max_mem
+    for stage in p.stages:
+        assert all(b % u == 0 or b >= s for b, u, s in zip(stage.block, stage.write_unit, shape))
+        grid = stage.grid
+        for index in {tuple(0 for _ in grid), tuple(n - 1 for n in grid), tuple(n // 2 for n in grid)}:
+            assert stage.memory(index) <= stage.peak_memory
+    try:
+        one = plan_array("x", shape, "f8", a, w, None, max_mem)
+    except RechunkPlanError:
+        assert len(p.stages) == 2
+    else:
+        assert one.peak_memory <= max_mem and len(one.stages) == 1
+
+
+def test_both_paths_are_taken():
+    a, data = _source((60, 60), (1, 60))
+    one = rechunk(a, (60, 1), MemoryStore(), max_mem=60 * 60 * 4)
+    two = rechunk(a, (60, 1), MemoryStore(), max_mem=60 * 10 * 4, temp_store=MemoryStore())
+    assert (one.nstages, two.nstages) == (1, 2)
+    for plan in (one, two):
+        np.testing.assert_array_equal(plan.execute(progress=False)[...], data)
+
+
+def test_sharded_source_reads_inner_chunks():
+    a, data = _source((40, 40), (5, 5), shards=(20, 20))
+    # (40, 2) blocks expand to whole 5x5 inner chunks: up to (40, 10), not whole shards (40, 20)
+    plan = rechunk(a, (40, 2), MemoryStore(), max_mem=40 * 10 * 4)
+    assert plan.arrays[0].source_chunks == (5, 5)
+    assert all(t.memory <= 40 * 10 * 4 for t in plan.tasks())
+    np.testing.assert_array_equal(plan.execute(progress=False)[...], data)
+
+
+def test_zero_size_and_0d_arrays():
+    empty = zarrdask.create_array(MemoryStore(), shape=(0, 5), dtype="f4", chunks=(2, 2))
+    plan = rechunk(empty, (3, 3), MemoryStore(), max_mem=100)
+    assert plan.ntasks == 0
+    assert plan.execute(progress=False).shape == (0, 5)
+    scalar = zarrdask.create_array(MemoryStore(), shape=(), dtype="f8", chunks=(), data=np.float64(4.5))
+    out = rechunk(scalar, (), MemoryStore(), max_mem=8).execute(progress=False)
+    assert out[...] == 4.5
+
+
+def test_fill_values_and_missing_chunks_kept():
+    a = zarrdask.create_array(MemoryStore(), shape=(30, 30), dtype="f4", chunks=(10, 10), fill_value=-1.0)
+    a[:10, :10] = 3.0
+    out = rechunk(a, (30, 5), MemoryStore(), max_mem="10kB").execute(progress=False)
+    assert out.fill_value == -1.0
+    expected = np.full((30, 30), -1.0, "f4")
+    expected[:10, :10] = 3.0
+    np.testing.assert_array_equal(out[...], expected)
+    assert out.nchunks_initialized == 2  # chunks equal to the fill value are not stored
+
+
+def test_metadata_and_codecs_kept_and_overridden():
+    a, data = _source((20, 20), (4, 4), dtype=">f8", attributes={"units": "m"}, dimension_names=["y", "x"],
+                      fill_value=np.nan, compressors=[{"name": "gzip", "configuration": {"level": 3}}],
+                      chunk_key_encoding={"name": "v2", "separator": "."})
+    out = rechunk(a, {"x": 20}, MemoryStore(), max_mem="10kB").execute(progress=False)
+    assert out.chunks == (4, 20)
+    assert dict(out.attrs) == {"units": "m"} and out.dimension_names == ("y", "x")
+    assert np.isnan(out.fill_value) and out.dtype == a.dtype
+    assert [c.name for c in out.compressors] == ["gzip"]
+    assert out.metadata.chunk_key_encoding.name == "v2"
+    assert out.serializer.get_config() == a.serializer.get_config()
+    np.testing.assert_array_equal(out[...], data)
+    v2 = rechunk(a, (10, 10), MemoryStore(), max_mem="10kB",
+                 target_options={"zarr_format": 2, "compressors": None, "attributes": {"b": 1}}).execute(progress=False)
+    assert v2.zarr_format == 2 and v2.compressors == () and dict(v2.attrs) == {"b": 1}
+    np.testing.assert_array_equal(v2[...], data)
+    cast = rechunk(a, (10, 10), MemoryStore(), max_mem="10kB", target_options={"dtype": "f4"})
+    np.testing.assert_array_equal(cast.execute(progress=False)[...], data.astype("f4"))
+
+
+def test_v2_source_keeps_filters_order_and_separator():
+    a, data = _source((12, 12), (5, 5), dtype="<i4", zarr_format=2, order="F", dimension_separator="/",
+                      filters=[{"id": "delta", "dtype": "<i4"}])
+    out = rechunk(a, (12, 3), MemoryStore(), max_mem=1000).execute(progress=False)
+    assert out.zarr_format == 2 and out.order == "F" and out.metadata.dimension_separator == "/"
+    assert [f.codec_id for f in out.filters] == ["delta"]
+    np.testing.assert_array_equal(out[...], data)
+
+
+def test_source_as_path_and_target_path(tmp_path):
+    _, data = _source((10, 10), (2, 10), store=str(tmp_path / "src.zarr"))
+    plan = rechunk(str(tmp_path / "src.zarr"), (10, 2), str(tmp_path / "dst.zarr"), max_mem=400,
+                   target_path="deep/copy")
+    out = plan.execute(progress=False)
+    assert out.path == "deep/copy"
+    np.testing.assert_array_equal(zarrdask.open_array(str(tmp_path / "dst.zarr"), path="deep/copy")[...], data)
+
+
+def test_to_dask_and_progress(capsys):
+    import dask
+
+    a, data = _source((16, 16), (1, 16))
+    plan = rechunk(a, (16, 1), MemoryStore(), max_mem=16 * 4 * 4, temp_store=MemoryStore())
+    graph = plan.to_dask()
+    assert plan.to_dask() is graph
+    assert len(graph.dask) == plan.ntasks + 2  # the copies, one join between the stages, the end
+    assert not plan.target.nchunks_initialized  # nothing written before computing
+    dask.compute(graph, scheduler="sync")
+    np.testing.assert_array_equal(plan.target[...], data)
+    b, _ = _source((16, 16), (1, 16))
+    rechunk(b, (16, 4), MemoryStore(), max_mem=1024).execute()
+    assert "100% Completed" in capsys.readouterr().out
+
+
+def test_target_is_created_lazily():
+    a, _ = _source((8, 8), (4, 4))
+    target = MemoryStore()
+    plan = rechunk(a, (8, 8), target, max_mem=1000)
+    assert list(target.list()) == []
+    with pytest.raises(RuntimeError, match="to_dask"):
+        _ = plan.target
+
+
+# -- groups -------------------------------------------------------------------------------
+def _group(store=None, zarr_format=3):
+    root = zarrdask.open_group(store or MemoryStore(), mode="w", zarr_format=zarr_format,
+                               attributes={"title": "root"})
+    sub = root.create_group("sub", attributes={"level": 1})
+    data = {}
+    kw = {"dimension_names": ["time", "x"]} if zarr_format == 3 else {"attributes": {"_ARRAY_DIMENSIONS": ["time", "x"]}}
+    t = root.create_array("t", shape=(24, 6), dtype="f4", chunks=(1, 6), fill_value=-9.0, **kw)
+    data["t"] = np.arange(144, dtype="f4").reshape(24, 6)
+    t[...] = data["t"]
+    t.attrs.update({"units": "K"})
+    kw1 = {"dimension_names": ["time"]} if zarr_format == 3 else {"attributes": {"_ARRAY_DIMENSIONS": ["time"]}}
+    time = root.create_array("time", shape=(24,), dtype="i8", chunks=(4,), **kw1)
+    data["time"] = np.arange(24, dtype="i8")
+    time[...] = data["time"]
+    m = sub.create_array("mask", shape=(6, 6), dtype="u1", chunks=(3, 3))
+    data["sub/mask"] = np.eye(6, dtype="u1")
+    m[...] = data["sub/mask"]
+    return root, data
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_group_with_dimension_chunks(zarr_format):
+    root, data = _group(zarr_format=zarr_format)
+    plan = rechunk(root, {"time": 24}, MemoryStore(), max_mem="2kB", temp_store=MemoryStore())
+    out = plan.execute(progress=False)
+    assert isinstance(out, zarrdask.Group) and out.zarr_format == zarr_format
+    assert dict(out.attrs) == {"title": "root"} and dict(out["sub"].attrs) == {"level": 1}
+    assert out["t"].chunks == (24, 6) and out["time"].chunks == (24,)
+    assert out["sub/mask"].chunks == (3, 3)  # no time dimension: copied as it is
+    assert out["t"].fill_value == -9.0 and out["t"].attrs["units"] == "K"
+    for name, values in data.items():
+        np.testing.assert_array_equal(out[name][...], values)
+
+
+def test_group_with_per_array_chunks_and_shards():
+    root, data = _group()
+    plan = rechunk(root, {"t": (24, 1), "sub/mask": {0: 6}}, MemoryStore(), max_mem="2kB",
+                   target_shards={"t": (24, 2)}, temp_store=MemoryStore())
+    out = plan.execute(progress=False)
+    assert (out["t"].chunks, out["t"].shards) == ((24, 1), (24, 2))
+    assert (out["sub/mask"].chunks, out["sub/mask"].shards) == ((6, 3), None)
+    assert out["time"].chunks == (4,)
+    _assert_one_task_per_unit(plan)
+    for name, values in data.items():
+        np.testing.assert_array_equal(out[name][...], values)
+
+
+def test_group_with_one_tuple_for_matching_arrays():
+    root, data = _group()
+    out = rechunk(root, (12, 3), MemoryStore(), max_mem="2kB").execute(progress=False)
+    assert out["t"].chunks == (12, 3) and out["sub/mask"].chunks == (12, 3) and out["time"].chunks == (4,)
+    for name, values in data.items():
+        np.testing.assert_array_equal(out[name][...], values)
+
+
+def test_group_spec_errors():
+    root, _ = _group()
+    with pytest.raises(ValueError, match="no array"):
+        rechunk(root, {"t": (1, 1), "nope": (1,)}, MemoryStore(), max_mem=100)
+    with pytest.raises(ValueError, match="dimension"):
+        rechunk(root, {"depth": 3}, MemoryStore(), max_mem=1000)
+    with pytest.raises(ValueError, match="no array with 4 dimensions"):
+        rechunk(root, (1, 1, 1, 1), MemoryStore(), max_mem=1000)
+
+
+# -- errors --------------------------------------------------------------------------------
+def test_errors():
+    a, _ = _source((100, 100), (1, 100), dtype="f4")
+    with pytest.raises(RechunkPlanError, match=r"one target chunk \(100, 100\) of float32 is 39.06 kiB"):
+        rechunk(a, (100, 100), MemoryStore(), max_mem="4kB")
+    with pytest.raises(RechunkPlanError, match=r"one target shard \(100, 10\)"):
+        rechunk(a, (100, 1), MemoryStore(), max_mem="2kB", target_shards=(100, 10))
+    with pytest.raises(RechunkPlanError, match=r"one source chunk \(1, 100\)"):
+        rechunk(a, (1, 10), MemoryStore(), max_mem=200)
+    with pytest.raises(ValueError, match=r"Pass temp_store=.*raise max_mem to 39.06 kiB"):
+        rechunk(a, (100, 1), MemoryStore(), max_mem="4kB")
+    store = MemoryStore()
+    with pytest.raises(ValueError, match="another store"):
+        rechunk(a, (100, 1), store, max_mem="4kB", temp_store=store)
+    with pytest.raises(TypeError, match="target_chunks="):
+        rechunk(a, (100, 1), MemoryStore(), max_mem="4kB", target_options={"chunks": (1, 1)})
+    with pytest.raises(ValueError, match="2 dimensions"):
+        rechunk(a, (100,), MemoryStore(), max_mem="40kB")
+    with pytest.raises(ValueError, match="no dimension 'x'"):
+        rechunk(a, {"x": 3}, MemoryStore(), max_mem="40kB")
+    with pytest.raises(ValueError, match="positive"):
+        rechunk(a, (0, 3), MemoryStore(), max_mem="40kB")
+    with pytest.raises(Exception, match="multiple of chunks"):
+        rechunk(a, (10, 10), MemoryStore(), max_mem="40kB", target_shards=(15, 10))
+    taken = MemoryStore()
+    zarrdask.create_array(taken, shape=(1,), dtype="i1")
+    with pytest.raises(ContainsArrayError, match="exists"):
+        rechunk(a, (10, 10), taken, max_mem="40kB")
+    root, _ = _group()
+    with pytest.raises(ContainsGroupError):
+        rechunk(a, (10, 10), root.store, max_mem="40kB")
+
+
+def test_lazy_top_level_export():
+    code = (
+        "import sys, zarrdask; assert 'zarrdask.workflows' not in sys.modules; "
+        "f = zarrdask.rechunk; assert 'zarrdask.workflows' in sys.modules; "
+        "from zarrdask.workflows import rechunk; assert f is rechunk"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- interoperability ---------------------------------------------------------------------
+def test_sharded_target_read_by_zarr_python_and_tensorstore(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    ts = pytest.importorskip("tensorstore")
+    a, data = _source((48, 40), (1, 40), dtype="<u2")
+    path = tmp_path / "sharded.zarr"
+    plan = rechunk(a, (8, 4), str(path), max_mem=48 * 8 * 2 * 4, target_shards=(48, 8),
+                   temp_store=str(tmp_path / "tmp.zarr"))
+    assert plan.nstages == 2
+    _assert_one_task_per_unit(plan)
+    plan.execute(progress=False)
+    z = zarr.open_array(str(path), mode="r")
+    assert z.chunks == (8, 4) and z.shards == (48, 8)
+    np.testing.assert_array_equal(z[...], data)
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}, open=True).result()
+    np.testing.assert_array_equal(t.read().result(), data)
+
+
+# -- distributed ----------------------------------------------------------------------------
+def test_on_a_two_process_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    a, data = _source((64, 64), (1, 64), dtype="f4", store=str(tmp_path / "src.zarr"))
+    plan = rechunk(a, (64, 2), str(tmp_path / "dst.zarr"), max_mem=64 * 8 * 4 * 2, target_shards=(64, 8),
+                   temp_store=str(tmp_path / "tmp.zarr"))
+    assert plan.nstages == 2
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=40)
+    with cluster, distributed.Client(cluster):
+        out = plan.execute()  # distributed.progress on the default client
+    np.testing.assert_array_equal(out[...], data)
+    assert out.shards == (64, 8)
+
+
+# -- xarray ----------------------------------------------------------------------------------
+@pytest.fixture
+def dataset():
+    xr = pytest.importorskip("xarray")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    ds = xr.Dataset(
+        {
+            "temp": (("time", "y", "x"), rng.random((24, 6, 8)).astype("f4"), {"units": "K"}),
+            "station": (("time",), np.arange(24.0), {"long_name": "s"}),
+        },
+        coords={
+            "time": pd.date_range("2000-01-01", periods=24, freq="h"),
+            "y": np.arange(6),
+            "x": np.linspace(0, 1, 8),
+            "lat": (("y", "x"), rng.random((6, 8))),
+        },
+        attrs={"title": "test"},
+    )
+    ds.temp.encoding = {"dtype": "int16", "scale_factor": 0.001, "_FillValue": -9999}
+    return ds
+
+
+def _zarr_dataset(ds, store):
+    import xarray as xr
+
+    import zarrdask.xarray as zx
+
+    zx.to_zarr(ds, store, encoding={"temp": {"chunks": (1, 6, 8), "dtype": "int16", "scale_factor": 0.001,
+                                             "_FillValue": -9999}})
+    return xr.open_dataset(store, engine="zarrdask")
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_dataset_with_and_without_intermediate(dataset, chunked):
+    import xarray as xr
+
+    src = _zarr_dataset(dataset, MemoryStore())
+    if chunked:
+        src = src.chunk({"time": 1})
+    for max_mem, temp, stages in (("10kB", None, 1), (2000, MemoryStore(), 2)):
+        target = MemoryStore()
+        plan = rechunk(src, {"time": 24, "y": 2, "x": 2}, target, max_mem=max_mem, temp_store=temp)
+        assert plan.nstages == stages
+        assert all(t.memory <= parse_max_mem(max_mem) for t in plan.tasks())
+        group = plan.execute(progress=False)
+        assert group["temp"].chunks == (24, 2, 2)
+        out = xr.open_dataset(target, engine="zarrdask")
+        xr.testing.assert_identical(out.load(), src.load())
+        assert out.temp.encoding["dtype"] == np.dtype("int16")
+        assert out.temp.encoding["scale_factor"] == 0.001
+        assert "lat" in out.coords and out.attrs == {"title": "test"}
+
+
+def test_dataset_sharded_target_and_errors(dataset):
+    import xarray as xr
+
+    src = _zarr_dataset(dataset, MemoryStore())
+    target = MemoryStore()
+    plan = rechunk(src, {"time": 6}, target, max_mem="8kB", target_shards={"time": 12})
+    plan.execute(progress=False)
+    group = zarrdask.open_group(target)
+    assert (group["temp"].chunks, group["temp"].shards) == ((6, 6, 8), (12, 6, 8))
+    xr.testing.assert_identical(xr.open_dataset(target, engine="zarrdask").load(), src.load())
+    with pytest.raises(ValueError, match="no dimension"):
+        rechunk(src, {"depth": 2}, MemoryStore(), max_mem="4kB")
+    with pytest.raises(RechunkPlanError, match="temp_store"):
+        rechunk(src, {"time": 24, "y": 1, "x": 1}, MemoryStore(), max_mem=1000)
