@@ -243,6 +243,10 @@ def update_chunk(
     through :meth:`ArrayBytesCodec.encode_partial`. ``None``: the chunk is all
     fill value (and ``spec.write_empty`` is false), so it is not stored."""
     if not proj.is_complete:
+        if value.ndim == 0 and value.dtype.hasobject:
+            # strings / bytes: assigning a 0-d object array to one element would
+            # store the array itself, not the str / bytes it holds
+            value = value[()]
         return codec.encode_partial(old, spec, proj, value, key)
     if value.shape == spec.shape and proj.pre_selection is None:
         chunk = value  # written whole: no copy

@@ -154,16 +154,27 @@ class CodecChain(ArrayBytesCodec):
                 self._decode_raw(data, spec, target, key)
                 return
             inner = getattr(ab, "decode_into", None)
-            if inner is not None and not self.bytes_bytes:
-                inner(data, spec, out, key)  # e.g. a shard: decodes inner chunk by inner chunk
+            variable = spec.dtype.hasobject  # strings / bytes: no raw bytes to decompress into
+            if inner is not None and (variable or not self.bytes_bytes):
+                # a shard: decodes inner chunk by inner chunk; variable-length
+                # elements: converted once, straight into `out`
+                inner(self._decode_bytes(data, spec, key, 0), spec, out, key)
                 return
-            with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
-                target = ab.raw_target(buf, spec)
-                if target is not None:
-                    self._decode_raw(data, spec, target, key)
-                    out[...] = buf
-                    return
+            if not variable:
+                with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
+                    target = ab.raw_target(buf, spec)
+                    if target is not None:
+                        self._decode_raw(data, spec, target, key)
+                        out[...] = buf
+                        return
         out[...] = self.decode(data, spec, key)
+
+    def decode_to_bytes(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> Any:
+        """The array→bytes codec's encoded form of a stored chunk: ``data`` with
+        the bytes→bytes codecs decoded (``data`` itself when there are none).
+        Lets a reader look at the serializer's layout directly (Arrow views of
+        ``zarrdask.vlen-offsets`` chunks)."""
+        return self._decode_bytes(data, self.resolve(spec), key, 0)
 
     def _decode_raw(self, data: Any, spec: ChunkSpec, target: memoryview, key: str) -> None:
         """Decode the bytes→bytes codecs, the outermost straight into ``target``."""

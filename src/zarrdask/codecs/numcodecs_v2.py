@@ -42,8 +42,20 @@ def numcodecs_from_config(config: dict[str, Any] | NumcodecsCodec, *, key: str =
         raise CodecError(f"{key}: invalid configuration for codec {config['id']!r}: {e}") from None
 
 
+#: numcodecs ids of codecs that turn an object array into bytes (one must be
+#: the first filter of a ``"|O"`` array: v2 spec "Data type encoding")
+OBJECT_CODEC_IDS = frozenset(
+    {"vlen-utf8", "vlen-bytes", "vlen-array", "json", "json2", "pickle", "msgpack", "msgpack2", "categorize"}
+)
+
+
 class V2ArrayBytes(ArrayBytesCodec):
-    """The v2 layout step: elements in ``order`` (C/F), then the v2 filters."""
+    """The v2 layout step: elements in ``order`` (C/F), then the v2 filters.
+
+    Object arrays (``"|O"``: variable-length strings and bytes, in memory
+    ``StringDType`` for ``vlen-utf8`` and ``object`` otherwise) need an object
+    codec as the first filter, which turns the elements into bytes.
+    """
 
     name = "v2"
 
@@ -53,7 +65,30 @@ class V2ArrayBytes(ArrayBytesCodec):
     def get_config(self) -> dict[str, Any]:
         return {"filters": [f.get_config() for f in self.filters]}
 
+    @property
+    def object_codec_id(self) -> str | None:
+        """The id of the first filter when it is an object codec (``"vlen-utf8"``, ...)."""
+        codec_id = getattr(self.filters[0], "codec_id", None) if self.filters else None
+        return codec_id if codec_id in OBJECT_CODEC_IDS else None
+
+    def validate(self, spec: ChunkSpec) -> None:
+        codec_id = self.object_codec_id
+        if spec.dtype.hasobject and codec_id is None:
+            raise CodecError(
+                f"a Zarr v2 array of dtype \"|O\" needs an object codec as its first filter "
+                f"(e.g. {{\"id\": \"vlen-utf8\"}} for strings, {{\"id\": \"vlen-bytes\"}} for bytes); "
+                f"found filters {[f.get_config() for f in self.filters]}"
+            )
+        if not spec.dtype.hasobject and codec_id in ("vlen-utf8", "vlen-bytes"):
+            raise CodecError(
+                f"the filter {codec_id!r} is an object codec, for dtype \"|O\" only; the array's dtype is {spec.dtype}"
+            )
+        if codec_id == "vlen-utf8" and spec.dtype.kind != "T" or codec_id == "vlen-bytes" and spec.dtype.kind != "O":
+            raise CodecError(f"the filter {codec_id!r} does not match the in-memory dtype {spec.dtype}")
+
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
+        if spec.dtype.hasobject:
+            return self._encode_objects(chunk, spec)
         arr = np.asarray(chunk, dtype=spec.dtype)
         arr = np.asfortranarray(arr) if spec.order == "F" else np.ascontiguousarray(arr)
         data: Any = arr
@@ -64,12 +99,64 @@ class V2ArrayBytes(ArrayBytesCodec):
             data = f.encode(data)
         return data
 
-    def decode(self, data: Any, spec: ChunkSpec, key: str = "") -> np.ndarray:
+    def _encode_objects(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
+        from .vlen import coerce_vlen, is_vlen_dtype
+
+        arr = np.asarray(chunk)
+        if is_vlen_dtype(spec.dtype) and self.object_codec_id in ("vlen-utf8", "vlen-bytes"):
+            try:
+                arr = coerce_vlen(arr, spec.dtype)
+            except TypeError as e:
+                raise CodecError(f"filter {self.object_codec_id!r}: cannot encode the chunk: {e}") from None
+        data: Any = arr.ravel(order=spec.order)
+        if not data.flags.writeable:  # numcodecs' object codecs take writable buffers only
+            data = data.copy()
+        try:
+            for f in self.filters:
+                data = f.encode(data)
+        except (TypeError, ValueError, UnicodeEncodeError) as e:
+            raise CodecError(f"filters {[f.codec_id for f in self.filters]}: cannot encode the chunk: {e}") from None
+        return data
+
+    def _decode_filters(self, data: Any, key: str) -> Any:
         for f in reversed(self.filters):
             try:
                 data = f.decode(data)
+            except UnicodeDecodeError as e:
+                raise CorruptChunkError(
+                    f"chunk {key!r}: filter {f.codec_id}: an element is not valid UTF-8: {e}"
+                ) from None
             except Exception as e:
                 raise CorruptChunkError(f"chunk {key!r}: filter {f.codec_id} could not decode it: {e}") from None
+        return data
+
+    def _objects(self, data: Any, spec: ChunkSpec, key: str) -> np.ndarray:
+        """The decoded object array, checked against the chunk's element count."""
+        if not isinstance(data, np.ndarray):
+            raise CorruptChunkError(
+                f"chunk {key!r}: the filters {[f.codec_id for f in self.filters]} decoded "
+                f"{type(data).__name__}, expected an array of objects"
+            )
+        n = int(np.prod(spec.shape, dtype=np.int64))
+        if data.size != n:
+            raise CorruptChunkError(
+                f"chunk {key!r}: the filter {self.object_codec_id!r} decoded {data.size} elements, "
+                f"expected {n} (chunk shape {tuple(spec.shape)})"
+            )
+        return data.reshape(spec.shape, order=spec.order)
+
+    def decode_into(self, data: Any, spec: ChunkSpec, out: np.ndarray, key: str = "") -> None:
+        """Decode into ``out``; object arrays are converted once, straight into it."""
+        if spec.dtype.hasobject:
+            out[...] = self._objects(self._decode_filters(data, key), spec, key)
+        else:
+            out[...] = self.decode(data, spec, key)
+
+    def decode(self, data: Any, spec: ChunkSpec, key: str = "") -> np.ndarray:
+        data = self._decode_filters(data, key)
+        if spec.dtype.hasobject:
+            arr = self._objects(data, spec, key)
+            return arr if arr.dtype == spec.dtype else arr.astype(spec.dtype)
         if isinstance(data, np.ndarray) and data.dtype == spec.dtype:
             arr = data
         else:

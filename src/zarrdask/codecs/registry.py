@@ -62,9 +62,10 @@ BUILTIN_CODECS: dict[str, str] = {
     "sharding_indexed": "zarrdask.codecs.sharding.codec:ShardingCodec",
     # zarr-extensions codecs
     "zstd": "zarrdask.codecs.zstd_codec:ZstdCodec",
-    # "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",
-    # "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
-    # "zarrdask.vlen-offsets": "zarrdask.codecs.vlen:VlenOffsetsCodec",
+    "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",
+    "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
+    # draft ZEP 7 layout (no registered name yet), opt-in
+    "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
     # numcodecs codecs as zarr-python 3 writes them
     "numcodecs.delta": f"{_NC}:Delta",
     "numcodecs.fixedscaleoffset": f"{_NC}:FixedScaleOffset",

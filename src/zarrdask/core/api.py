@@ -97,7 +97,16 @@ def _v3_codecs(
     from ..codecs.zstd_codec import ZstdCodec
 
     if isinstance(serializer, str) and serializer == "auto":
-        serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
+        if dtype.kind == "T":  # as zarr-python 3: string → vlen-utf8, bytes → vlen-bytes
+            from ..codecs.vlen import VlenUtf8Codec
+
+            serializer = VlenUtf8Codec()
+        elif dtype.kind == "O":
+            from ..codecs.vlen import VlenBytesCodec
+
+            serializer = VlenBytesCodec()
+        else:
+            serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [ZstdCodec(level=0, checksum=False)]
     codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
@@ -131,6 +140,8 @@ def _array_document(
     dimension_names: Sequence[str | None] | None,
 ) -> ArrayMetadataV2 | ArrayMetadataV3:
     if zarr_format == 2:
+        from ..codecs.numcodecs_v2 import OBJECT_CODEC_IDS
+
         key = key_of(path, ".zarray")
         if serializer != "auto" and serializer is not None:
             raise TypeError(f"{key}: Zarr v2 arrays have no serializer; pass filters and compressors")
@@ -142,6 +153,17 @@ def _array_document(
         if len(comps) > 1:
             raise ValueError(f"{key}: a Zarr v2 array takes at most one compressor, found {len(comps)}")
         fs = [_v2_codec_config(f, "filters") for f in _as_list(filters)]
+        if dtype.kind in "TO" and not (fs and fs[0]["id"] in OBJECT_CODEC_IDS):
+            # "|O" needs an object codec first: vlen-utf8 / vlen-bytes, as zarr-python writes
+            fs.insert(0, {"id": "vlen-utf8" if dtype.kind == "T" else "vlen-bytes"})
+        if dtype.kind in "TO" and fs[0]["id"] in ("vlen-utf8", "vlen-bytes") and fill_value is not None:
+            # (None stays null, as for other types: it reads as "" / b"")
+            want = str if fs[0]["id"] == "vlen-utf8" else (bytes, bytearray)
+            if not isinstance(fill_value, want):
+                raise MetadataError(
+                    f"{key}: field 'fill_value': found {fill_value!r}, expected "
+                    f"{'a str' if want is str else 'bytes'} for an array with the filter {fs[0]['id']!r}"
+                )
         if dimension_separator is None and isinstance(chunk_key_encoding, dict):
             dimension_separator = chunk_key_encoding.get("separator")
         doc = {
@@ -169,7 +191,9 @@ def _array_document(
         "zarr_format": 3,
         "node_type": "array",
         "shape": list(shape),
-        "data_type": data_type_to_v3(native),
+        # object = Zarr "bytes", under its registered name (zarr-python 3.1 writes the older
+        # "variable_length_bytes" and reads both)
+        "data_type": "bytes" if native.kind == "O" else data_type_to_v3(native),
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shards or chunks)}},
         "chunk_key_encoding": cke,
         "fill_value": encode_fill_value_v3(fill, native),
@@ -283,7 +307,9 @@ def create_array(
         if dtype is None:
             dtype = data.dtype
     shape = _normalize_shape(shape)
-    dtype = np.dtype(dtype)
+    from ..metadata.dtypes import normalize_dtype
+
+    dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunks = guess_chunks(shape, dtype.itemsize)
     chunks = _normalize_shape(chunks, "chunks")

@@ -20,7 +20,7 @@ from ..codecs.abc import ArrayBytesCodec
 from ..errors import SelectionError
 from ..indexing import Indexer
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
-from ..metadata.dtypes import default_fill_value
+from ..metadata.dtypes import default_fill_value, vlen_dtype_v2, vlen_fill_value_v2
 from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
@@ -95,8 +95,10 @@ class Array(Node):
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy dtype of the data in memory: ``StringDType`` for strings (v3
+        ``string``; v2 ``"|O"`` with ``vlen-utf8``), ``object`` for bytes."""
         m = self._metadata
-        return m.dtype if isinstance(m, ArrayMetadataV2) else m.data_type
+        return vlen_dtype_v2(m.dtype, m.filters) if isinstance(m, ArrayMetadataV2) else m.data_type
 
     @property
     def itemsize(self) -> int:
@@ -133,7 +135,12 @@ class Array(Node):
 
     @property
     def fill_value(self) -> Any:
-        return self._metadata.fill_value
+        """The fill value; for v2 variable-length strings and bytes the value it
+        stands for (zarr-python 2's legacy ``0`` is ``""`` / ``b""``)."""
+        m = self._metadata
+        if isinstance(m, ArrayMetadataV2) and m.dtype.kind == "O" and m.fill_value is not None:
+            return self._fill_for_read
+        return m.fill_value
 
     @property
     def order(self) -> str:
@@ -185,21 +192,36 @@ class Array(Node):
         from ..codecs.chain import CodecChain
         from ..codecs.numcodecs_v2 import v2_chain
 
+        from ..codecs.abc import ChunkSpec
+        from ..errors import CodecError
+
         m = self._metadata
         key = key_of(self._path, ".zarray" if self.zarr_format == 2 else "zarr.json")
         if isinstance(m, ArrayMetadataV2):
-            return v2_chain(m.filters, m.compressor, key=key)
+            chain = v2_chain(m.filters, m.compressor, key=key)
+            try:  # an object dtype needs an object codec as the first filter
+                chain.array_bytes.validate(ChunkSpec(self._grid_chunks, self.dtype, None, self.order))
+            except CodecError as e:
+                raise CodecError(f"{key}: {e}") from None
+            return chain
         from ..codecs.registry import codec_from_json
 
         chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
-        from ..codecs.abc import ChunkSpec
-
-        chain.validate(ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order))
+        try:
+            chain.validate(ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order))
+        except CodecError as e:
+            if key in str(e):
+                raise
+            raise type(e)(f"{key}: {e}") from None
         return chain
 
     @property
     def _fill_for_read(self) -> Any:
-        fill = self._metadata.fill_value
+        m = self._metadata
+        if isinstance(m, ArrayMetadataV2) and m.dtype.kind == "O":
+            return vlen_fill_value_v2(m.fill_value, self.dtype, m.filters,
+                                      key=key_of(self._path, ".zarray"))
+        fill = m.fill_value
         return default_fill_value(self.dtype) if fill is None else fill
 
     @cached_property
@@ -218,6 +240,8 @@ class Array(Node):
             codec=self._codec,
             key_encoding=enc,
             order=self.order,
+            objects_are_bytes=not (isinstance(m, ArrayMetadataV2) and self.dtype.kind == "O"
+                                   and (m.filters or [{}])[0].get("id") != "vlen-bytes"),
         )
 
     @property
@@ -311,6 +335,75 @@ class Array(Node):
         a = self[...]
         a = np.asarray(a)
         return a if dtype is None else a.astype(dtype)
+
+    def to_arrow(self, selection: Any = Ellipsis, *, validate: bool = True) -> Any:
+        """Read strings or bytes as a ``pyarrow.ChunkedArray`` (elements in C order).
+
+        With the ``zarrdask.vlen-offsets`` serializer (draft ZEP 7 layout; also
+        inside shards) nothing is copied: each piece of the result views the
+        decoded bytes of one stored chunk (:func:`zarrdask.codecs.vlen_offsets.chunk_to_arrow`),
+        and its type is ``pa.string()`` / ``pa.binary()`` (``large_`` for int64
+        offsets). Other serializers (``vlen-utf8``, ``vlen-bytes``, v2 arrays) are
+        decoded and converted, one copy.
+
+        Parameters
+        ----------
+        selection
+            Slices with step 1. Zero-copy reads select along the first dimension
+            only (whole trailing dimensions) and need chunks (and inner chunks)
+            spanning the trailing dimensions, so that chunk after chunk is C order;
+            other selections are decoded and converted.
+        validate
+            Check offsets and UTF-8 of every chunk (no copy; see ``chunk_to_arrow``).
+
+        Returns
+        -------
+        pyarrow.ChunkedArray
+            The flattened selection. Missing chunks read as the fill value.
+
+        Raises
+        ------
+        TypeError
+            The array's data type is not ``string`` or ``bytes``.
+        zarrdask.errors.CorruptChunkError
+            A chunk's offsets or UTF-8 are invalid (the message names its key).
+        """
+        from ..codecs.abc import ChunkSpec
+        from ..codecs.vlen import is_vlen_dtype
+        from ..codecs.vlen_offsets import arrow_offset_type, arrow_type, supports_zero_copy, unit_to_arrow
+        from ..indexing import normalize_selection
+
+        if not is_vlen_dtype(self.dtype):
+            raise TypeError(f"array {self.name!r}: to_arrow() reads strings or bytes, the dtype is {self.dtype}")
+        data_type = "string" if self.dtype.kind == "T" else "bytes"
+        codec, grid = self._codec, self._grid_chunks
+        typ = arrow_type(data_type, arrow_offset_type(codec))  # ImportError saying so without pyarrow
+        import pyarrow as pa
+
+        dims = normalize_selection(selection, self.shape, allow_arrays=False)
+        if any(not isinstance(d, slice) or d.step != 1 for d in dims):
+            raise SelectionError(f"array {self.name!r}: to_arrow() takes slices with step 1, found {selection!r}")
+        spec = ChunkSpec(grid, self.dtype, self._fill_for_read, self.order)
+        whole_rows = all(d.start == 0 and d.stop == n for d, n in zip(dims[1:], self.shape[1:]))
+        if not (self.ndim and whole_rows and tuple(grid[1:]) == self.shape[1:] and supports_zero_copy(codec, spec)):
+            values = np.asarray(self.get_basic_selection(tuple(dims))).reshape(-1)
+            return pa.chunked_array([pa.array(values.tolist(), type=typ)], type=typ)
+        start, stop = dims[0].start, dims[0].stop
+        row = math.prod(self.shape[1:])
+        units = range(start // grid[0], -(-stop // grid[0])) if stop > start else range(0)
+        keys = [self._layout.chunk_key((u,) + (0,) * (self.ndim - 1)) for u in units]
+        stored = self._store.get_many(keys) if keys else []
+        pieces: list[Any] = []
+        for u, key, data in zip(units, keys, stored):
+            lo = (max(start, u * grid[0]) - u * grid[0]) * row  # element range within the unit
+            hi = (min(stop, (u + 1) * grid[0]) - u * grid[0]) * row
+            pos = 0
+            for piece in unit_to_arrow(codec, data, spec, key, validate=validate):
+                a, b = max(lo, pos), min(hi, pos + len(piece))
+                if a < b:
+                    pieces.append(piece.slice(a - pos, b - a))
+                pos += len(piece)
+        return pa.chunked_array(pieces, type=typ)
 
     # -- writing -------------------------------------------------------------
     def set_basic_selection(self, selection: Any, value: Any) -> None:

@@ -27,6 +27,7 @@ from .._pool import thread_map
 from ..chunking import ChunkKeyEncoding
 from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
+from ..codecs.vlen import coerce_vlen
 from ..errors import SelectionError
 from ..indexing import ChunkProjection, Indexer
 from ..storage.abc import Store
@@ -53,6 +54,9 @@ class ChunkLayout:
     codec: ArrayBytesCodec
     key_encoding: ChunkKeyEncoding
     order: str = "C"
+    #: object arrays hold bytes only (Zarr ``bytes``); False for v2 arrays with
+    #: another object codec (``json2``, ``pickle``, ...), whose values are anything
+    objects_are_bytes: bool = True
 
     @property
     def chunk_spec(self) -> ChunkSpec:
@@ -156,7 +160,10 @@ def write(
 ) -> None:
     """Write ``value`` (broadcast to the selection's shape) into the array."""
     try:
-        value = np.asarray(value, dtype=layout.dtype)
+        if layout.dtype.hasobject:  # strings / bytes: str / bytes values only, never str(x)
+            value = coerce_vlen(value, layout.dtype, strict=layout.objects_are_bytes)
+        else:
+            value = np.asarray(value, dtype=layout.dtype)
     except (ValueError, TypeError) as e:
         raise SelectionError(f"cannot convert the value to the array's dtype {layout.dtype}: {e}") from None
     try:
@@ -172,7 +179,9 @@ def write(
 
     def store_group(group: Sequence[ChunkProjection]) -> None:
         keys = [layout.chunk_key(p.coords) for p in group]
-        encoded = [update_chunk(codec, None, spec, p, value[p.out_selection], k) for p, k in zip(group, keys)]
+        # `..., Ellipsis`: a 0-d selection stays an array (a str scalar has no shape)
+        encoded = [update_chunk(codec, None, spec, p, value[(*p.out_selection, Ellipsis)], k)
+                   for p, k in zip(group, keys)]
         _store_encoded(store, keys, encoded)
 
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
@@ -192,7 +201,7 @@ def write(
 
         def work(i: int) -> bytes | memoryview | None:
             proj = group[i]
-            return update_chunk(codec, fetched.get(i), spec, proj, value[proj.out_selection], keys[i])
+            return update_chunk(codec, fetched.get(i), spec, proj, value[(*proj.out_selection, Ellipsis)], keys[i])
 
         _store_encoded(store, keys, thread_map(work, range(len(group))))
 

@@ -18,6 +18,11 @@ Zarr v2 (``zarr-specs/v2-v2.0.rst``, "Data type encoding", "Fill value encoding"
     ``V`` and structured types (the spec) — a plain ``0`` is also read there
     (zarr-python 2 legacy: all zero bytes); a plain string for ``U``; ints or
     ``"NaT"`` for ``m``/``M``; any JSON value, kept as is, for ``O``.
+    What an ``"|O"`` array holds depends on its first filter (the object
+    codec): :func:`vlen_dtype_v2` gives ``StringDType`` for ``vlen-utf8`` (as
+    zarr-python 3 reads it) and :func:`vlen_fill_value_v2` reads its fill value
+    (``null`` and zarr-python 2's legacy ``0`` mean ``""`` / ``b""``; base64 for
+    ``vlen-bytes``). The metadata document itself keeps ``dtype`` ``object``.
 
 Zarr v3 (``zarr-specs/v3-core.rst`` "data_type", ``zarr-specs/v3-data-types.rst``)
     Core types ``bool``, ``int8``…``int64``, ``uint8``…``uint64``, ``float16``,
@@ -48,6 +53,9 @@ Zarr v3 (``zarr-specs/v3-core.rst`` "data_type", ``zarr-specs/v3-data-types.rst`
     NaN becomes ``"NaN"``, any other NaN the hex form; ±inf become
     ``"Infinity"``/``"-Infinity"``; NaT is written as the int ``-2**63`` (what
     zarr-python writes; the extension docs say both forms are equivalent).
+
+New arrays' dtypes come from :func:`normalize_dtype` (``str`` → ``StringDType``
+= ``string``, ``bytes`` → ``object`` = ``bytes``, zarr-python 3's choices).
 
 How the *JSON form* of a v3 data type is chosen (:func:`data_type_to_v3`) is
 what zarr-python 3.1.6 writes, so arrays written here are readable there:
@@ -85,6 +93,9 @@ __all__ = [
     "default_fill_value",
     "normalize_fill_value",
     "fill_values_equal",
+    "normalize_dtype",
+    "vlen_dtype_v2",
+    "vlen_fill_value_v2",
 ]
 
 # --------------------------------------------------------------------------- helpers
@@ -371,6 +382,95 @@ def dtype_to_v2(dtype: Any) -> str | list:
         raise UnknownDataTypeError(f"numpy dtype {dtype} ({s}) has no Zarr v2 encoding") from None
     assert parsed == dtype
     return s
+
+
+# --------------------------------------------------------------------------- variable-length types
+
+
+def _string_dtype() -> Any:
+    cls = getattr(np.dtypes, "StringDType", None)
+    if cls is None:  # pragma: no cover - numpy 1.x
+        raise UnknownDataTypeError("variable-length strings need numpy >= 2 (numpy.dtypes.StringDType)")
+    return cls()
+
+
+def normalize_dtype(dtype: Any, data: Any = None) -> Any:
+    """The numpy dtype of a new array from what a user passes as ``dtype=``.
+
+    Variable-length types are chosen as zarr-python 3 does: ``str``, ``"str"``,
+    ``"string"``, ``"T"``, ``StringDType`` and the width-less ``"U"`` give
+    ``StringDType`` (Zarr ``string``); ``bytes``, ``"bytes"`` and the width-less
+    ``"S"`` give ``object`` (Zarr ``bytes``). ``object`` is ambiguous: with
+    ``data`` whose elements are all ``str`` it means strings, all ``bytes``
+    bytes; otherwise :class:`UnknownDataTypeError`. Everything else goes
+    through ``numpy.dtype`` (``"U5"`` and ``"S5"`` stay fixed-width).
+    """
+    if getattr(dtype, "kind", None) == "T" or dtype is str or (
+            isinstance(dtype, str) and dtype in ("str", "string", "T", "U", "<U", ">U", "=U")):
+        return _string_dtype()
+    if dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "S", "|S")):
+        return np.dtype(object)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise UnknownDataTypeError(f"dtype {dtype!r} is not a numpy data type") from None
+    if dt.kind == "U" and dt.itemsize == 0:
+        return _string_dtype()
+    if dt.kind == "S" and dt.itemsize == 0:
+        return np.dtype(object)
+    if dt.kind == "O":
+        values = None if data is None else np.asarray(data, dtype=object).reshape(-1)
+        if values is not None and values.size and all(isinstance(v, str) for v in values):
+            return _string_dtype()
+        if values is not None and values.size and all(isinstance(v, (bytes, bytearray)) for v in values):
+            return dt
+        raise UnknownDataTypeError(
+            "dtype object is ambiguous: pass dtype=str for variable-length strings (Zarr 'string', "
+            "codec vlen-utf8) or dtype=bytes for variable-length bytes (Zarr 'bytes', codec vlen-bytes)"
+            + ("" if data is None else "; the data holds neither only str nor only bytes values")
+        )
+    return dt
+
+
+_V2_VLEN_DTYPES = {"vlen-utf8": "string", "vlen-bytes": "bytes"}
+
+
+def _first_filter_id(filters: Any) -> str | None:
+    if not filters:
+        return None
+    first = filters[0]
+    return first.get("id") if isinstance(first, dict) else getattr(first, "codec_id", None)
+
+
+def vlen_dtype_v2(dtype: Any, filters: Any) -> Any:
+    """The in-memory dtype of a v2 array: ``StringDType`` for ``"|O"`` with
+    ``vlen-utf8`` as its first filter (as zarr-python 3 reads it), else ``dtype``."""
+    if isinstance(dtype, np.dtype) and dtype.kind == "O" and _first_filter_id(filters) == "vlen-utf8":
+        return _string_dtype()
+    return dtype
+
+
+def vlen_fill_value_v2(value: Any, dtype: Any, filters: Any, *, key: str = ".zarray",
+                       field: str = "fill_value") -> Any:
+    """The fill value a v2 ``"|O"`` array reads missing elements as.
+
+    ``vlen-utf8``: ``null`` and zarr-python 2's legacy ``0`` → ``""``, a
+    string → itself. ``vlen-bytes``: ``null`` and ``0`` → ``b""``, a string →
+    its base64 decoding (what zarr-python 3 writes). Other object codecs
+    (``json2``, ``pickle``, ...): the value itself, ``null`` being ``None``.
+    """
+    kind = _V2_VLEN_DTYPES.get(_first_filter_id(filters) or "")
+    if kind is None:
+        return value
+    if value is None or (_is_int(value) and value == 0):
+        return "" if kind == "string" else b""
+    if kind == "string":
+        if not isinstance(value, str):
+            raise _err(key, field, value, 'a string (or null / the legacy 0) for "|O" with vlen-utf8')
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return _b64decode(value, key, field, '"|O" with vlen-bytes (or null / the legacy 0)')
 
 
 # --------------------------------------------------------------------------- fill values (python side)

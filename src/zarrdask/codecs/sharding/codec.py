@@ -255,6 +255,19 @@ class ShardingCodec(ArrayBytesCodec):
 
         thread_map(dec, range(len(regions)))
 
+    def inner_chunks(self, data: Any, spec: ChunkSpec, key: str = "") -> list[memoryview | None]:
+        """The stored bytes of every inner chunk of a whole shard, in C order of the
+        inner chunk grid (``None`` for an empty one): views of ``data``, not copies.
+        For readers that look at the inner codecs' layout themselves (Arrow views
+        of ``zarrdask.vlen-offsets`` chunks)."""
+        mv = memoryview(data).cast("B")
+        index, _ = self._read_index(mv, spec, key)
+        flat, empty = index.flat(), index.is_empty()
+        return [
+            None if empty[i] else mv[int(flat[i, 0]) : int(flat[i, 0]) + int(flat[i, 1])]
+            for i in range(len(flat))
+        ]
+
     # -- parts of shards -----------------------------------------------------------
     def _fetch_index(self, reader: RangeReader, spec: ChunkSpec, key: str) -> ShardIndex | None:
         """The index alone, with one prefix or suffix request (``None``: no shard)."""
@@ -354,10 +367,12 @@ class ShardingCodec(ArrayBytesCodec):
         inner = self._inner_spec(spec)
         chain = self.codec_chain
         flat_ids = [int(np.ravel_multi_index(ip.coords, cps)) for ip in inner_projs]
+        value = np.asarray(value, dtype=spec.dtype)  # a 0-d write may arrive as a scalar (a str, for strings)
 
         def enc(j: int) -> Any:
             ip = inner_projs[j]
-            return update_chunk(chain, pieces[flat_ids[j]], inner, ip, value[ip.out_selection], key)
+            # `..., Ellipsis`: a 0-d selection stays an array (a str scalar has no [...])
+            return update_chunk(chain, pieces[flat_ids[j]], inner, ip, value[(*ip.out_selection, Ellipsis)], key)
 
         for i, piece in zip(flat_ids, thread_map(enc, range(len(inner_projs)))):
             pieces[i] = piece
