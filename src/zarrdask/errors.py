@@ -16,6 +16,7 @@ __all__ = [
     "MetadataError",
     "UnknownDataTypeError",
     "UnknownCodecError",
+    "SpecValidationError",
     "CodecError",
     "NodeNotFoundError",
     "ArrayNotFoundError",
@@ -23,6 +24,7 @@ __all__ = [
     "NodeExistsError",
     "ContainsArrayError",
     "ContainsGroupError",
+    "NodeConflictError",
     "CorruptChunkError",
     "ChecksumError",
     "SelectionError",
@@ -61,6 +63,14 @@ class UnknownCodecError(MetadataError):
     """A codec name / id is not registered."""
 
 
+class SpecValidationError(MetadataError):
+    """A ZOM document does not match its JSON Schema; ``errors`` lists every problem."""
+
+    def __init__(self, message: str, errors: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.errors = tuple(errors)
+
+
 class CodecError(ZarrdaskError, ValueError):
     """A codec was misconfigured or could not encode or decode."""
 
@@ -87,6 +97,14 @@ class ContainsArrayError(NodeExistsError):
 
 class ContainsGroupError(NodeExistsError):
     """A group already exists at the path."""
+
+
+class NodeConflictError(NodeExistsError):
+    """Nodes exist where a hierarchy is to be written and differ from it; ``paths`` names each one."""
+
+    def __init__(self, message: str, paths: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.paths = tuple(paths)
 
 
 class CorruptChunkError(ZarrdaskError, ValueError):
