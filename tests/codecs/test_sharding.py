@@ -969,7 +969,10 @@ def test_array_properties_sharded_and_not():
     assert a.nshards_initialized == 0 and a.nchunks_initialized == 0
     a[0:11, 0:6] = 1
     assert a.nshards_initialized == 1 and a.nchunks_initialized == 4
-    assert isinstance(a.serializer, ShardingCodec)
+    assert isinstance(a._sharding, ShardingCodec)
+    # the codecs inside the shards, as zarr-python reports them
+    assert type(a.serializer).__name__ == "BytesCodec" and a.filters == ()
+    assert [type(c).__name__ for c in a.compressors] == ["ZstdCodec"]
     b = zarrdask.create_array(MemoryStore(), shape=(100, 50), dtype="int8", chunks=(10, 5))
     assert b.chunks == (10, 5) and b.shards is None and b.nshards is None and b.nshards_initialized is None
 

@@ -62,6 +62,9 @@ def array_details(array: Array) -> dict[str, Any]:
             "filters": [_codec_json(c) for c in array.filters],
             "serializer": None if array.serializer is None else _codec_json(array.serializer),
             "compressors": [_codec_json(c) for c in array.compressors],
+            # the whole v3 pipeline as stored (for sharded arrays the filters,
+            # serializer and compressors above are those inside the shards)
+            "codecs": doc.get("codecs"),
             "attributes": dict(array.attrs),
             "nbytes": array.nbytes,
             "nbytes_stored": None,
@@ -132,6 +135,7 @@ def _array_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Filters", _compact(d["filters"])),
         ("Serializer", _compact(d["serializer"])),
         ("Compressors", _compact(d["compressors"])),
+        *([("Codecs (stored)", _compact(d["codecs"]))] if d["shards"] else []),
         ("Attributes", _attrs_text(d["attributes"])),
         ("Bytes", human_bytes(d["nbytes"])),
         ("Bytes stored", human_bytes(d["nbytes_stored"]) if d["nbytes_stored"] is not None else na),

@@ -207,7 +207,8 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json") -> Codec:
     ``must_understand`` optional), a bare name, a zarrdask :class:`Codec`
     (returned as is) or a numcodecs codec object (``Zstd`` → ``ZstdCodec``,
     ``GZip`` → ``GzipCodec``, ``Blosc`` → ``BloscCodec``, ``CRC32C`` →
-    ``Crc32cCodec``, others → their ``numcodecs.<id>`` wrapper).
+    ``Crc32cCodec``, others → their ``numcodecs.<id>`` wrapper), or any object
+    with a ``to_dict()`` giving that JSON (zarr-python's codec objects).
 
     ``key`` names the metadata document in error messages. A malformed codec
     object raises :class:`MetadataError`, an unknown name
@@ -217,6 +218,8 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json") -> Codec:
         return doc
     if isinstance(doc, Numcodec):
         return _from_numcodecs(doc, key)
+    if not isinstance(doc, (str, Mapping)) and callable(getattr(doc, "to_dict", None)):
+        doc = doc.to_dict()  # a zarr-python codec object: its JSON form
     if isinstance(doc, str):
         name, configuration = doc, {}
     elif isinstance(doc, Mapping):

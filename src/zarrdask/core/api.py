@@ -356,6 +356,19 @@ def create_array(
     return array
 
 
+def check_create_array(what: str, **kwargs: Any) -> None:
+    """Create the array ``kwargs`` describe in memory only, so that a bad argument
+    fails now, before anything is written; the error then starts with ``what``."""
+    try:
+        create_array(MemoryStore(), **kwargs)
+    except (TypeError, ValueError) as e:
+        try:
+            again = type(e)(f"{what}: {e}")
+        except TypeError:  # an exception type that wants other arguments
+            raise e from None
+        raise again from e
+
+
 def open_array(
     store: Any,
     *,

@@ -149,26 +149,35 @@ class Array(Node):
 
     @property
     def filters(self) -> tuple[Any, ...]:
-        """The v2 filters (numcodecs codecs) or the v3 array→array codecs."""
+        """The v2 filters (numcodecs codecs) or the v3 array→array codecs (for a
+        sharded array, those before the sharding codec and those inside it)."""
         chain = self._codec
         if self.zarr_format == 2:
             return tuple(chain.array_bytes.filters)
-        return tuple(chain.array_array)
+        sharding = self._sharding
+        inner = tuple(sharding.codec_chain.array_array) if sharding is not None else ()
+        return tuple(chain.array_array) + inner
 
     @property
     def serializer(self) -> ArrayBytesCodec | None:
-        """The v3 array→bytes codec (``None`` for v2 arrays)."""
-        return None if self.zarr_format == 2 else self._codec.array_bytes
+        """The v3 array→bytes codec — for a sharded array the one inside the
+        shards, as zarr-python reports it (``None`` for v2 arrays)."""
+        if self.zarr_format == 2:
+            return None
+        sharding = self._sharding
+        return sharding.codec_chain.array_bytes if sharding is not None else self._codec.array_bytes
 
     @property
     def compressors(self) -> tuple[Any, ...]:
-        """The v2 compressor (numcodecs) or the v3 bytes→bytes codecs."""
+        """The v2 compressor (numcodecs) or the v3 bytes→bytes codecs (for a
+        sharded array, those compressing the inner chunks, as zarr-python reports them)."""
         m = self._metadata
         if isinstance(m, ArrayMetadataV2):
             from ..codecs.numcodecs_v2 import numcodecs_from_config
 
             return (numcodecs_from_config(m.compressor),) if m.compressor else ()
-        return tuple(self._codec.bytes_bytes)
+        sharding = self._sharding
+        return tuple((sharding.codec_chain if sharding is not None else self._codec).bytes_bytes)
 
     @property
     def compressor(self) -> Any:

@@ -17,22 +17,22 @@ distributed cluster, and no lock is needed.
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from .._pool import single_threaded
-from ..core.api import create_array, open_group
+from ..core.api import check_create_array, create_array, open_group
 from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.group import Group
 from ..core.nodes import node_name, read_node
 from ..dask.alignment import is_aligned
 from ..errors import ContainsArrayError, ContainsGroupError
-from ..storage import MemoryStore, store_from
+from ..storage import store_from
 from ..storage.keys import join_path, normalize_path
+from ._run import run_graph
 from .plan import (
     ArrayPlan,
     PlannedTask,
@@ -319,23 +319,7 @@ class RechunkPlan:
             Passed to ``dask.compute`` (``scheduler=``, ``num_workers=``, …), or
             to ``Client.compute`` on a distributed cluster.
         """
-        import dask
-
-        graph = self.to_dask()
-        client = _distributed_client(compute_kwargs.get("scheduler"))
-        if client is not None:
-            kwargs = {k: v for k, v in compute_kwargs.items() if k != "scheduler"}
-            future = client.compute(graph, **kwargs)
-            if progress:
-                from distributed import progress as show
-
-                show(future)
-            future.result()
-        else:
-            from dask.diagnostics import ProgressBar
-
-            with ProgressBar() if progress else nullcontext():
-                dask.compute(graph, **compute_kwargs)
+        run_graph(self.to_dask(), progress, **compute_kwargs)
         return self.target
 
     def _create(self) -> None:
@@ -393,19 +377,6 @@ def _copy_block(source: Array, target: Array, region: tuple[slice, ...], *after:
 
 def _done(_: Any) -> None:
     return None
-
-
-def _distributed_client(scheduler: Any) -> Any:
-    """The distributed Client dask would run on, or ``None`` for a local scheduler."""
-    if "distributed" not in sys.modules and scheduler is None:
-        return None
-    try:
-        from dask.base import get_scheduler
-        from distributed import Client
-    except ImportError:  # pragma: no cover - distributed is a test dependency
-        return None
-    owner = getattr(get_scheduler(scheduler=scheduler), "__self__", None)
-    return owner if isinstance(owner, Client) else None
 
 
 def _describe_job(job: _Job) -> list[str]:
@@ -475,7 +446,7 @@ def _job(
         kwargs["dimension_names"] = source.dimension_names
     kwargs.update(options)
     kwargs.update(shape=source.shape, chunks=chunks, shards=shards)
-    _trial(kwargs, "target_options", path)
+    check_create_array(f"target_options for array {node_name(path)!r}", **kwargs)
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
@@ -491,20 +462,8 @@ def _job(
             "zarr_format": source.zarr_format,
             **_codecs_of(source),
         }
-        _trial(temp_kwargs, "the intermediate array", path)
+        check_create_array(f"the intermediate array for array {node_name(path)!r}", **temp_kwargs)
     return _Job(plan, source, path, kwargs, temp_kwargs)
-
-
-def _trial(kwargs: dict[str, Any], what: str, path: str) -> None:
-    """Create the array in memory: a bad option fails now, before anything is written."""
-    try:
-        create_array(MemoryStore(), **kwargs)
-    except (TypeError, ValueError) as e:
-        try:
-            again = type(e)(f"{what} for array {node_name(path)!r}: {e}")
-        except TypeError:  # an exception type that wants other arguments
-            raise e from None
-        raise again from e
 
 
 def _codecs_of(a: Array) -> dict[str, Any]:
@@ -520,16 +479,7 @@ def _codecs_of(a: Array) -> dict[str, Any]:
     out: dict[str, Any] = {
         "chunk_key_encoding": {"name": m.chunk_key_encoding.name, "separator": m.chunk_key_encoding.separator},
     }
-    serializer = a.serializer
-    if a.shards is not None:
-        inner = serializer.codec_chain  # type: ignore[union-attr]
-        out.update(
-            filters=[*a.filters, *inner.array_array] or None,
-            serializer=inner.array_bytes,
-            compressors=list(inner.bytes_bytes) or None,
-        )
-    else:
-        out.update(filters=list(a.filters) or None, serializer=serializer, compressors=list(a.compressors) or None)
+    out.update(filters=list(a.filters) or None, serializer=a.serializer, compressors=list(a.compressors) or None)
     return out
 
 

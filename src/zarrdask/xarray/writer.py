@@ -29,12 +29,13 @@ from xarray import conventions
 from xarray.backends.zarr import FillValueCoder, encode_zarr_attr_value, encode_zarr_variable
 from xarray.core.variable import Variable
 
-from ..core.api import open_group
+from ..core.api import check_create_array, open_group
 from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
 from ..errors import GroupNotFoundError
 from ..storage import store_from
+from ..core.nodes import node_name, prepare_node
 from ..storage.keys import normalize_path
 from .backend import DIMENSION_KEY, array_variable, dims_and_attrs
 
@@ -127,9 +128,12 @@ def to_zarr(
         store = MemoryStore()
     resolved = store_from(store, mode="r+" if mode in ("a", "a-", "r+") else "w", storage_options=storage_options)
     path = normalize_path(group)
-    root = _root_group(resolved, path, mode, zarr_format)
-    fmt = root.zarr_format
-    existing = {n: a for n, a in root.arrays()} if mode not in ("w", "w-") else {}
+    # Nothing is written until every variable has been checked: the group is
+    # created (or replaced, for mode "w") only then.
+    root = _existing_group(resolved, path, mode, zarr_format)
+    fmt = root.zarr_format if root is not None else zarr_format
+    existing = {n: a for n, a in root.arrays()} if root is not None else {}
+    where = node_name(path)
 
     variables, attributes = conventions.encode_dataset_coordinates(ds)
     variables = dict(variables)
@@ -147,14 +151,14 @@ def to_zarr(
         if new:
             raise ValueError(
                 f"mode='r+' writes into existing arrays only, but {new!r} are not in group "
-                f"{root.name!r}; use mode='a' to add variables"
+                f"{where!r}; use mode='a' to add variables"
             )
-    write_region = _resolve_region(region, ds, existing, root.name)
+    write_region = _resolve_region(region, ds, existing, where)
     if append_dim is not None:
         known = {d for a in existing.values() for d in dims_and_attrs(a)[0]}
         if append_dim not in known:
             raise ValueError(
-                f"append_dim={append_dim!r} is not a dimension of the arrays in group {root.name!r} "
+                f"append_dim={append_dim!r} is not a dimension of the arrays in group {where!r} "
                 f"(found {sorted(known)!r})"
             )
 
@@ -162,20 +166,24 @@ def to_zarr(
     encoded.update(_encode_like_existing(variables, existing, fmt))
 
     # Check every variable against what is stored before anything is written.
-    taken = [k for k in encoded if k not in existing and k in root] if existing or mode in ("a", "a-") else []
+    taken = [k for k in encoded if k not in existing and k in root] if root is not None else []
     if taken:
-        raise ValueError(f"group {root.name!r} has groups named {taken!r}; a variable cannot replace a group")
+        raise ValueError(f"group {where!r} has groups named {taken!r}; a variable cannot replace a group")
     plans = [
         _plan(name, v, existing.get(name), fmt, mode, append_dim, write_region, strict=name in encoding)
         for name, v in encoded.items()
         if not (mode == "a-" and name in existing and append_dim not in v.dims)
     ]
 
-    if mode != "r+":
-        root.attrs.put({k: encode_zarr_attr_value(v) for k, v in attributes.items()})
+    group_attrs = {k: encode_zarr_attr_value(v) for k, v in attributes.items()}
+    if root is None:
+        root = open_group(resolved, path=path, mode="w" if mode == "w" else "w-", zarr_format=fmt,
+                          attributes=group_attrs)
+    elif mode != "r+":
+        root.attrs.put(group_attrs)
     pending = []
     for plan in plans:
-        target = plan.materialize(root, mode, write_empty_chunks)
+        target = plan.materialize(root, write_empty_chunks)
         data = plan.variable.data
         if _is_dask(data):
             from ..dask import to_zarr as dask_to_zarr
@@ -184,9 +192,8 @@ def to_zarr(
         else:
             target[plan.region] = np.asarray(data)
 
-    consolidate = consolidated is None or consolidated
-    if consolidate:
-        consolidate_metadata(resolved, path)
+    if consolidated is None or consolidated:
+        consolidate_metadata(resolved)  # at the store's root, as xarray does, so every group is listed
     if not compute:
         return dask.delayed(_done)(pending)
     if pending:
@@ -222,15 +229,20 @@ def _resolve_mode(mode: str, append_dim: Any, region: Any) -> str:
     return mode
 
 
-def _root_group(store: Any, path: str, mode: str, zarr_format: int) -> Group:
-    if mode in ("w", "w-"):
-        return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+def _existing_group(store: Any, path: str, mode: str, zarr_format: int) -> Group | None:
+    """The group to write into, or ``None`` when it is to be created (checking,
+    for ``"w-"``, that nothing is there)."""
+    if mode == "w":
+        return None
+    if mode == "w-":
+        prepare_node(store, path, zarr_format, overwrite=False, kind="a dataset's group")
+        return None
     try:
         return open_group(store, path=path, mode="r+", consolidated=False)
     except GroupNotFoundError:
         if mode == "r+":
             raise
-        return open_group(store, path=path, mode="w-", zarr_format=zarr_format)
+        return None
 
 
 def _resolve_region(
@@ -307,8 +319,32 @@ def _encode_like_existing(
             )
         new = new.copy(deep=False)
         new.encoding = dict(old.encoding)
-        out[k] = encode_zarr_variable(new, name=k, zarr_format=fmt)
+        enc = encode_zarr_variable(new, name=k, zarr_format=fmt)
+        stored_units = dims_and_attrs(existing[k])[1].get("units")
+        if stored_units is not None and not _same_units(enc.attrs.get("units", stored_units), stored_units):
+            raise ValueError(
+                f"variable {k!r}: the new values cannot be encoded in the stored units {stored_units!r} "
+                f"(they need {enc.attrs['units']!r}); writing them into the stored array would corrupt them. "
+                "Rewrite the variable with units that fit every value (encoding={'units': ...})"
+            )
+        out[k] = enc
     return out
+
+
+def _same_units(a: Any, b: Any) -> bool:
+    """Whether two CF units strings mean the same (``"days since 2000-01-01"`` is
+    ``"days since 2000-01-01 00:00:00"``)."""
+    if a == b:
+        return True
+    if not (isinstance(a, str) and isinstance(b, str)) or " since " not in a or " since " not in b:
+        return False
+    import pandas as pd
+
+    (ua, _, ra), (ub, _, rb) = a.partition(" since "), b.partition(" since ")
+    try:
+        return ua.strip().lower() == ub.strip().lower() and pd.Timestamp(ra.strip()) == pd.Timestamp(rb.strip())
+    except (ValueError, TypeError):
+        return False
 
 
 class _Plan:
@@ -319,7 +355,7 @@ class _Plan:
         self.name, self.variable, self.array, self.region = name, variable, array, region
         self.create, self.new_shape = create, new_shape
 
-    def materialize(self, root: Group, mode: str, write_empty_chunks: bool | None) -> Array:
+    def materialize(self, root: Group, write_empty_chunks: bool | None) -> Array:
         if self.create is not None:
             kwargs = dict(self.create)
             if write_empty_chunks is not None:
@@ -396,6 +432,7 @@ def _plan(
     else:
         encoded_attrs[DIMENSION_KEY] = list(dims)
     create["attributes"] = encoded_attrs
+    check_create_array(f"variable {name!r}", **create)
     return _Plan(name, v, None, tuple(slice(0, n) for n in v.shape), create, None)
 
 
