@@ -37,13 +37,15 @@ __all__ = [
     "FsspecStore",
     "store_from",
     "rechunk",
+    "convert",
 ]
 
 
 def __getattr__(name: str) -> object:
-    # zarrdask.rechunk is imported on first use: the workflows layer is not loaded by `import zarrdask`
-    if name == "rechunk":
-        from .workflows import rechunk
+    # zarrdask.rechunk and zarrdask.convert are imported on first use: the
+    # workflows layer is not loaded by `import zarrdask`
+    if name in ("rechunk", "convert"):
+        from . import workflows
 
-        return rechunk
+        return getattr(workflows, name)
     raise AttributeError(f"module 'zarrdask' has no attribute {name!r}")
