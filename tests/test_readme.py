@@ -21,4 +21,5 @@ def test_setup_commands():
     script = Path(__file__).resolve().parent.parent / "ci" / "readme_command.py"
     main = subprocess.run([sys.executable, str(script), "main"], capture_output=True, text=True, check=True)
     test = subprocess.run([sys.executable, str(script), "test"], capture_output=True, text=True, check=True)
-    assert "python -m zarrdask" in main.stdout and "pytest" in test.stdout
+    assert main.stdout.strip() == "pip install -e . && zarrdask demo"
+    assert "pytest" in test.stdout
