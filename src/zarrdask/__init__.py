@@ -38,13 +38,14 @@ __all__ = [
     "store_from",
     "rechunk",
     "convert",
+    "RechunkPlanError",
 ]
 
 
 def __getattr__(name: str) -> object:
     # zarrdask.rechunk and zarrdask.convert are imported on first use: the
     # workflows layer is not loaded by `import zarrdask`
-    if name in ("rechunk", "convert"):
+    if name in ("rechunk", "convert", "RechunkPlanError"):
         from . import workflows
 
         return getattr(workflows, name)

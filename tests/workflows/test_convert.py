@@ -80,7 +80,12 @@ def _assert_same(src_path, dst_path):
             attrs = dict(s.attrs)
             dims = attrs.pop("_ARRAY_DIMENSIONS")
             assert tuple(d.metadata.dimension_names) == tuple(dims)
-            assert dict(d.attrs) == attrs
+            got = dict(d.attrs)
+            if s.fill_value is not None and s.dtype.kind in "biufc":
+                # xarray reads v2's fill_value as _FillValue; v3 needs the attribute
+                assert "_FillValue" in got
+                got.pop("_FillValue")
+            assert got == attrs
         else:
             assert dict(d.attrs) == dict(s.attrs)
     assert dict(dst.attrs) == dict(src.attrs)
@@ -124,6 +129,9 @@ def test_xarray_reads_the_result_equal_to_the_source(tmp_path):
         after_zarr = xr.open_dataset(dst, engine="zarr").drop_vars("small")
     after_ours = xr.open_dataset(dst, engine="zarrdask").drop_vars("small")
     xr.testing.assert_identical(after_zarr, after_ours)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        after_zarr = xr.open_dataset(dst, engine="zarr", mask_and_scale=False).drop_vars("small")
     # xarray's v2 fill_value → _FillValue mapping is v2-only; compare values and attributes
     for name in before.variables:
         np.testing.assert_array_equal(after_zarr[name].values, before[name].values, err_msg=name)
@@ -221,3 +229,22 @@ def test_bad_requests(tmp_path):
         convert(str(v2), MemoryStore(), zarr_format=2, shards=(2,))
     with pytest.raises(KeyError):
         convert(str(tmp_path / "missing.zarr"), MemoryStore())
+
+
+@pytest.mark.parametrize("fill", [0, -9, None])
+def test_datasets_written_by_xarray_open_the_same_after_conversion(tmp_path, fill):
+    src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
+    ds = xr.Dataset(
+        {"n": (("t",), np.array([0, 1, -9, 3], "i2")), "f": (("t",), np.array([1.0, np.nan, 2.0, 0.0]))},
+        coords={"t": np.arange(4)},
+    )
+    if fill is not None:
+        ds["n"].encoding["_FillValue"] = fill
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.to_zarr(src, zarr_format=2, mode="w")
+        before = xr.open_dataset(src, engine="zarr")
+        convert(str(src), str(dst), shards=(4,))
+        after = xr.open_dataset(dst, engine="zarr")
+    xr.testing.assert_identical(before, after)
+    xr.testing.assert_identical(after, xr.open_dataset(dst, engine="zarrdask"))

@@ -34,7 +34,13 @@ def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> 
         if progress:
             from distributed import progress as show
 
-            show(futures)
+            try:  # a widget in Jupyter needs ipywidgets; text otherwise
+                import ipywidgets  # noqa: F401
+
+                notebook = None
+            except ImportError:
+                notebook = False
+            show(futures, notebook=notebook)
         return client.gather(futures)
     from dask.diagnostics import ProgressBar
 

@@ -164,11 +164,15 @@ def convert(
     if isinstance(source, Group) and source_path:
         src = source[source_path]
     spec = from_zarr(src)
-    if zarr_format == 3 and spec.zarr_format == 2:
+    converting = zarr_format == 3 and spec.zarr_format == 2
+    if converting:
         spec = convert_v2_to_v3(spec)
     elif zarr_format not in (2, 3) or zarr_format < spec.zarr_format:
         raise ValueError(f"cannot convert a v{spec.zarr_format} hierarchy to zarr_format={zarr_format!r}")
     flat = {p: _relayout(p, node, chunks, shards, compressors) for p, node in spec.to_flat().items()}
+    if converting:
+        sources = {"/" + name: a for name, a in src.members(max_depth=None)} if isinstance(src, Group) else {"/": src}
+        flat = {p: _keep_xarray_fill(node, sources.get(p)) for p, node in flat.items()}
     tstore = store_from(target, mode="a", storage_options=storage_options)
     target_path = normalize_path(target_path)
     to_zarr(from_flat(flat), tstore, path=target_path, overwrite=overwrite)
@@ -248,6 +252,26 @@ def _relayout(path: str, node: Any, chunks: Any, shards: Any, compressors: Any) 
             "index_location": "end"}}]
     return node.replace(chunk_grid={"name": "regular", "configuration": {"chunk_shape": list(grid)}},
                         codecs=tuple(codecs))
+
+
+def _keep_xarray_fill(node: Any, source: Any) -> Any:
+    """xarray reads a v2 array's ``fill_value`` as its CF ``_FillValue`` (values
+    equal to it become missing), but a v3 array's only from a ``_FillValue``
+    attribute. For arrays xarray wrote (they have ``_ARRAY_DIMENSIONS``), write
+    that attribute as xarray encodes it, so the converted dataset opens the same."""
+    if not isinstance(node, ArraySpecV3) or not isinstance(source, Array) or source.zarr_format != 2:
+        return node
+    attrs = dict(source.attrs)
+    fill = source.metadata.fill_value
+    if "_ARRAY_DIMENSIONS" not in attrs or "_FillValue" in attrs or fill is None or source.dtype.kind not in "biufc":
+        return node  # xarray's v3 reader decodes _FillValue for numbers and booleans only
+    from xarray.backends.zarr import FillValueCoder
+
+    try:
+        encoded = FillValueCoder.encode(source.fill_value, source.dtype)
+    except (TypeError, ValueError):
+        return node
+    return node.replace(attributes={**dict(node.attributes), "_FillValue": encoded})
 
 
 def _whole_chunks(shard: int, chunk: int, extent: int) -> int:
