@@ -142,3 +142,23 @@ def test_guess_can_open(tmp_path):
     entry = ZarrdaskBackendEntrypoint()
     assert entry.guess_can_open(str(path)) and entry.guess_can_open("s3://bucket/x.zarr")
     assert not entry.guess_can_open(str(tmp_path / "nothing"))
+
+
+def test_backend_arrays_pickle_and_read_from_threads(tmp_path):
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "p.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _dataset().to_zarr(path, zarr_format=3, mode="w")
+    ds = xr.open_dataset(path, engine="zarrdask")
+    lazy = ds["temp"].variable._data
+    back = pickle.loads(pickle.dumps(lazy))
+    np.testing.assert_array_equal(np.asarray(back), np.asarray(lazy))
+    chunked = pickle.loads(pickle.dumps(xr.open_dataset(path, engine="zarrdask", chunks={})))
+    xr.testing.assert_identical(chunked.compute(), ds.compute())
+    expected = ds["temp"].values
+    with ThreadPoolExecutor(8) as pool:
+        parts = list(pool.map(lambda i: ds["temp"].isel(time=i).values, range(8)))
+    np.testing.assert_array_equal(np.stack(parts), expected)
