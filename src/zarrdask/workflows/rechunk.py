@@ -154,14 +154,7 @@ def rechunk(
     if not isinstance(source, (Array, Group)):
         source = open_node(source, mode="r")
     target_path = normalize_path(target_path)
-    store = store_from(target_store, mode="a", storage_options=storage_options)
-    temp = None if temp_store is None else store_from(temp_store, mode="a")
-    if temp is not None and _same_store(store, temp):
-        raise ValueError(
-            f"temp_store must be another store than target_store (both are {store!r}): the "
-            "intermediate arrays would take the target's place"
-        )
-    _check_free(store, target_path, "target_store")
+    store, temp = _target_and_temp(target_store, temp_store, target_path, storage_options)
     fmt = options.get("zarr_format", source.zarr_format)
     groups: list[tuple[str, dict[str, Any]]] = []
     if isinstance(source, Array):
@@ -412,6 +405,20 @@ def _where(store: Any) -> Any:
         store = store.store
     loc = getattr(store, "root", None) or getattr(store, "path", None)
     return None if loc is None else (type(store).__name__, loc)
+
+
+def _target_and_temp(target_store: Any, temp_store: Any, target_path: str,
+                     storage_options: dict[str, Any] | None) -> tuple[Any, Any]:
+    """The target and intermediate stores, checked: distinct, nothing at the target path."""
+    store = store_from(target_store, mode="a", storage_options=storage_options)
+    temp = None if temp_store is None else store_from(temp_store, mode="a")
+    if temp is not None and _same_store(store, temp):
+        raise ValueError(
+            f"temp_store must be another store than target_store (both are {store!r}): the "
+            "intermediate arrays would take the target's place"
+        )
+    _check_free(store, target_path, "target_store")
+    return store, temp
 
 
 def _same_store(a: Any, b: Any) -> bool:

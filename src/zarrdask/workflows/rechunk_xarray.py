@@ -26,10 +26,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.api import open_group
-from ..storage import store_from
 from ..storage.keys import join_path, normalize_path
 from .plan import ArrayPlan, plan_array
-from .rechunk import RechunkPlan, _check_free, _same_store
+from .rechunk import RechunkPlan, _check_free, _target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
 _CODEC_KEYS = ("compressors", "compressor", "filters", "serializer", "chunk_key_encoding",
@@ -60,14 +59,7 @@ def plan_dataset(
     target_path = normalize_path(target_path)
     options = dict(options)
     fmt = options.pop("zarr_format", 3)
-    store = store_from(target_store, mode="a", storage_options=storage_options)
-    temp = None if temp_store is None else store_from(temp_store, mode="a")
-    if temp is not None and _same_store(store, temp):
-        raise ValueError(
-            f"temp_store must be another store than target_store (both are {store!r}): the "
-            "intermediate group would take the target's place"
-        )
-    _check_free(store, target_path, "target_store")
+    store, temp = _target_and_temp(target_store, temp_store, target_path, storage_options)
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
