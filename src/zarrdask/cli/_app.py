@@ -49,14 +49,15 @@ def _version() -> str:
 )
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """Inspect and check Zarr v2 and v3 arrays and groups.
+    """Inspect, check, convert and rechunk Zarr v2 and v3 arrays and groups.
 
     PATH is a local directory, a zip file or an fsspec URL (s3://, gs://,
     https://, ...); --storage-option KEY=VALUE passes options to the URL's
     file system. Every command takes --json for machine-readable output.
 
-    Exit codes: 0 success, 1 verify found problems, 2 usage error or nothing
-    at the path, 3 any other error.
+    Exit codes: 0 success, 1 problems found (verify, validate, a conversion
+    that does not verify, demo), 2 usage error or nothing at the path, 3 any
+    other error.
     """
     ctx.obj = {"debug": debug}
 

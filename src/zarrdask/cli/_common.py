@@ -5,10 +5,13 @@ Exit codes
 0
     Success.
 1
-    ``verify`` found problems.
+    Problems found: by ``verify``, ``validate``, ``convert``'s verification,
+    ``demo``.
 2
     Usage error, or nothing found at the path (bad option, bad ``--slice``,
-    selection out of bounds, missing file, no array or group, no such member).
+    selection out of bounds, missing file, no array or group, no such member;
+    for ``convert`` and ``rechunk`` also options that do not fit the source,
+    no rechunk plan under ``--max-mem``, and a target that holds something else).
 3
     Any other error (unreadable metadata, corrupt data met by a read, a store
     that failed).
