@@ -248,3 +248,14 @@ def test_datasets_written_by_xarray_open_the_same_after_conversion(tmp_path, fil
         after = xr.open_dataset(dst, engine="zarr")
     xr.testing.assert_identical(before, after)
     xr.testing.assert_identical(after, xr.open_dataset(dst, engine="zarrdask"))
+
+
+def test_v2_relayout_takes_numcodecs_compressors(tmp_path):
+    src = tmp_path / "src.zarr"
+    _v2_hierarchy(src, consolidated=False)
+    for comp in ("zstd", {"id": "gzip", "level": 1}, numcodecs.Zstd(level=2)):
+        dst = tmp_path / f"dst{id(comp)}.zarr"
+        convert(str(src), str(dst), zarr_format=2, compressors=comp)
+        assert "id" in json.loads((dst / "temp" / ".zarray").read_text())["compressor"]
+    with pytest.raises(ValueError, match="numcodecs"):
+        convert(str(src), str(tmp_path / "bad.zarr"), zarr_format=2, compressors={"name": "zstd"})

@@ -497,3 +497,14 @@ def test_dataset_sharded_target_and_errors(dataset):
         rechunk(src, {"depth": 2}, MemoryStore(), max_mem="4kB")
     with pytest.raises(RechunkPlanError, match="temp_store"):
         rechunk(src, {"time": 24, "y": 1, "x": 1}, MemoryStore(), max_mem=1000)
+
+
+def test_v2_source_to_v3_target_moves_dimension_names():
+    src = zarrdask.create_array(MemoryStore(), shape=(8, 6), dtype="f4", chunks=(8, 1), zarr_format=2,
+                                attributes={"_ARRAY_DIMENSIONS": ["time", "x"], "units": "K"})
+    src[:] = np.arange(48, dtype="f4").reshape(8, 6)
+    target = zarrdask.rechunk(src, (1, 6), MemoryStore(), max_mem="1MB",
+                              target_options={"zarr_format": 3}).execute(progress=False)
+    assert target.zarr_format == 3 and target.dimension_names == ("time", "x")
+    assert dict(target.attrs) == {"units": "K"}
+    np.testing.assert_array_equal(target[:], src[:])

@@ -184,3 +184,17 @@ def test_report_is_a_value():
     assert str(r) == "x.zarr: 1 problem(s) in 3 node(s):\n  /a: [r] m"
     assert not r and r.to_json()["problems"] == [{"path": "/a", "rule": "r", "message": "m"}]
     assert isinstance(check(GroupSpecV2()), Report)
+
+
+def test_exact_with_a_partial_template_says_so():
+    import pytest
+
+    import zarrdask
+    from zarrdask.errors import MetadataError
+    from zarrdask.storage import MemoryStore
+    from zarrdask.zom import check
+
+    store = MemoryStore()
+    zarrdask.open_group(store, mode="w")
+    with pytest.raises(MetadataError, match="complete ZOM document"):
+        check(store, template={"members": {}}, exact=True)

@@ -292,11 +292,18 @@ def _codec_list(compressors: Any, *, v2: bool) -> list[dict[str, Any]]:
     items = compressors if isinstance(compressors, (list, tuple)) else [compressors]
     out = []
     for c in items:
-        if v2:
-            if isinstance(c, dict) and "id" in c:
+        if v2:  # numcodecs configurations
+            if isinstance(c, str):
+                out.append({"id": c})
+            elif isinstance(c, Mapping) and "id" in c:
                 out.append(dict(c))
+            elif hasattr(c, "get_config"):
+                out.append(c.get_config())
             else:
-                out.append(c.get_config() if hasattr(c, "get_config") else codec_from_json(c).to_json())
+                raise ValueError(
+                    f"a Zarr v2 compressor is a numcodecs configuration such as {{'id': 'zstd', 'level': 3}}, "
+                    f"a numcodecs codec or a codec id; found {c!r}"
+                )
         else:
             out.append(codec_from_json(c).to_json())
     return out

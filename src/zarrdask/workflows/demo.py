@@ -49,7 +49,7 @@ class DemoResult:
     def summary(self) -> str:
         t, y, x = self.shape
         lines = [
-            f"dataset   : t2m(time={t}, lat={y}, lon={x}) float32, {self.nbytes / _MB:,.0f} MB "
+            f"{'dataset':<46}: t2m(time={t}, lat={y}, lon={x}) float32, {self.nbytes / _MB:,.0f} MB "
             f"in {self.path}",
         ]
         for step, label in (("write", "write (map layout, dask, one task per shard)"),
@@ -62,17 +62,17 @@ class DemoResult:
                 rate = f"  ({self.nbytes / _MB / secs:,.0f} MB/s)" if step in ("write", "reduce", "rechunk") else ""
                 lines.append(f"{label:<46}: {secs:7.2f} s{rate}")
         for name, stored in self.stored_bytes.items():
-            lines.append(f"stored ({name:<11})                       : {stored / _MB:,.0f} MB "
+            lines.append(f"{'stored, ' + name + ' layout':<46}: {stored / _MB:,.0f} MB "
                          f"(ratio {self.nbytes / max(stored, 1):.2f})")
-        lines.append(f"global mean temperature                       : {self.global_mean:.3f} K")
+        lines.append(f"{'global mean temperature':<46}: {self.global_mean:.3f} K")
         if self.access:
             lines.append(f"{'access time (ms)':<24}{'map layout':>12}{'time-series layout':>20}")
             for pattern, by_layout in self.access.items():
                 m, s = by_layout["map"] * 1e3, by_layout["series"] * 1e3
                 faster = f"time-series layout {m / s:.0f}x faster" if m > s else f"map layout {s / m:.0f}x faster"
                 lines.append(f"  {pattern:<22}{m:12.1f}{s:20.1f}   ({faster})")
-        lines.append(f"verification             : {'OK, no corrupt chunk' if self.ok else f'{self.problems} problems'}")
-        lines.append(f"total                    : {sum(self.timings.values()):.1f} s")
+        lines.append(f"{'verification':<46}: {'OK, no corrupt chunk' if self.ok else f'{self.problems} problems'}")
+        lines.append(f"{'total':<46}: {sum(self.timings.values()):.1f} s")
         return "\n".join(lines)
 
 
@@ -168,11 +168,12 @@ def run_demo(
     import dask
     import xarray as xr
     from dask.utils import parse_bytes
-    from distributed import Client, LocalCluster, progress as dist_progress
+    from distributed import Client, LocalCluster
 
     import zarrdask
     from zarrdask.dask.verify import verify
 
+    from ._run import run_graph
     from .rechunk import rechunk
 
     nbytes = parse_bytes(size) if isinstance(size, str) else int(size)
@@ -189,86 +190,83 @@ def run_demo(
     timings = result.timings
 
     def run(collection: Any) -> Any:
-        if progress:
-            futures = client.compute(collection)
-            dist_progress(futures)
-            echo("")
-            return client.gather(futures)
-        return dask.compute(collection)[0]
+        return run_graph(collection, progress)
 
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
-    client = Client(cluster)
     try:
-        echo(f"zarrdask demo: {result.nbytes / _MB:,.0f} MB of float32 t2m(time={nt}, lat={ny}, lon={nx}) "
-             f"on a LocalCluster of {workers} workers; stores in {root}")
-        ds = synthetic_dataset(nt, ny, nx)
-        inner = (8, ny // 2, nx // 2)
-        shard = (32, ny, nx)
-        echo(f"1. writing the map layout: chunks {inner}, shards {shard} ...")
-        with _timed(timings, "write"):
-            pending = zarrdask.xarray.to_zarr(ds, map_path, mode="w", compute=False, encoding={
-                "t2m": {"chunks": inner, "shards": shard,
-                        "compressors": [{"name": "zstd", "configuration": {"level": 1}}]}})
-            run(pending)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        client = Client(cluster)
+        try:
+            echo(f"zarrdask demo: {result.nbytes / _MB:,.0f} MB of float32 t2m(time={nt}, lat={ny}, lon={nx}) "
+                 f"on a LocalCluster of {workers} worker{'s' if workers != 1 else ''}; stores in {root}")
+            ds = synthetic_dataset(nt, ny, nx)
+            inner = (8, ny // 2, nx // 2)
+            shard = (32, ny, nx)
+            echo(f"1. writing the map layout: chunks {inner}, shards {shard} ...")
+            with _timed(timings, "write"):
+                pending = zarrdask.xarray.to_zarr(ds, map_path, mode="w", compute=False, encoding={
+                    "t2m": {"chunks": inner, "shards": shard,
+                            "compressors": [{"name": "zstd", "configuration": {"level": 1}}]}})
+                run(pending)
 
-        echo("2. opening with xarray (engine='zarrdask', chunks={}) ...")
-        with _timed(timings, "open"):
-            opened = xr.open_dataset(map_path, engine="zarrdask", chunks={})
-        dask_chunks = tuple(c[0] for c in opened["t2m"].chunks)
-        if dask_chunks != shard:
-            raise AssertionError(f"dask chunks {dask_chunks} should be the shards {shard}")
-        echo(f"   {opened['t2m'].data.npartitions} dask chunks, one per shard {shard}")
-        echo("   computing the climatology and the area-weighted global mean ...")
-        with _timed(timings, "reduce"):
-            weights = np.cos(np.deg2rad(opened["lat"]))
-            clim = opened["t2m"].mean("time")
-            series = opened["t2m"].weighted(weights).mean(("lat", "lon"))
-            clim_v, series_v = run([clim.data, series.data])
-        result.global_mean = float(np.average(np.asarray(clim_v).mean(axis=1), weights=np.asarray(weights)))
-        echo(f"   global mean {result.global_mean:.3f} K; warmest day {float(np.max(series_v)):.3f} K")
+            echo("2. opening with xarray (engine='zarrdask', chunks={}) ...")
+            with _timed(timings, "open"):
+                opened = xr.open_dataset(map_path, engine="zarrdask", chunks={})
+            dask_chunks = tuple(c[0] for c in opened["t2m"].chunks)
+            if dask_chunks != shard:
+                raise AssertionError(f"dask chunks {dask_chunks} should be the shards {shard}")
+            echo(f"   {opened['t2m'].data.npartitions} dask chunks, one per shard {shard}")
+            echo("   computing the climatology and the area-weighted global mean ...")
+            with _timed(timings, "reduce"):
+                weights = np.cos(np.deg2rad(opened["lat"]))
+                clim = opened["t2m"].mean("time")
+                series = opened["t2m"].weighted(weights).mean(("lat", "lon"))
+                clim_v, series_v = run([clim.data, series.data])
+            result.global_mean = float(np.average(np.asarray(clim_v).mean(axis=1), weights=np.asarray(weights)))
+            echo(f"   global mean {result.global_mean:.3f} K; warmest day {float(np.max(series_v)):.3f} K")
 
-        c = max(1, ny // 12)
-        target_chunks = {"t2m": (nt, c, c), "time": (nt,), "lat": (ny,), "lon": (nx,)}
-        target_shards = {"t2m": (nt, 3 * c, 3 * c), "time": None, "lat": None, "lon": None}
-        echo(f"3. rechunking to the time-series layout: chunks {target_chunks['t2m']}, "
-             f"shards {target_shards['t2m']}, max_mem {max_mem} ...")
-        with _timed(timings, "rechunk"):
-            source = zarrdask.open_group(map_path, mode="r")
-            plan = rechunk(source, target_chunks, series_path, max_mem=max_mem,
-                           target_shards=target_shards, temp_store=str(temp_path))
-            echo("   " + str(plan).replace("\n", "\n   "))
-            plan.execute(progress=progress)
+            c = max(1, ny // 12)
+            target_chunks = {"t2m": (nt, c, c), "time": (nt,), "lat": (ny,), "lon": (nx,)}
+            target_shards = {"t2m": (nt, 3 * c, 3 * c), "time": None, "lat": None, "lon": None}
+            echo(f"3. rechunking to the time-series layout: chunks {target_chunks['t2m']}, "
+                 f"shards {target_shards['t2m']}, max_mem {max_mem} ...")
+            with _timed(timings, "rechunk"):
+                source = zarrdask.open_group(map_path, mode="r")
+                plan = rechunk(source, target_chunks, series_path, max_mem=max_mem,
+                               target_shards=target_shards, temp_store=str(temp_path))
+                echo("   " + str(plan).replace("\n", "\n   "))
+                plan.execute(progress=progress)
 
-        echo("4. verifying every chunk of both stores ...")
-        with _timed(timings, "verify"):
-            problems = []
-            for p in (map_path, series_path):
-                report = verify(zarrdask.open_group(p, mode="r"))
-                problems.extend(report.problems)
-        result.problems = len(problems)
-        for problem in problems:
-            echo(f"   corrupt: {problem}")
-        for name, p in (("map", map_path), ("time series", series_path)):
-            result.stored_bytes[name] = zarrdask.open_array(p, path="t2m", mode="r").nbytes_stored
+            echo("4. verifying every chunk of both stores ...")
+            with _timed(timings, "verify"):
+                problems = []
+                for p in (map_path, series_path):
+                    report = verify(zarrdask.open_group(p, mode="r"))
+                    problems.extend(report.problems)
+            result.problems = len(problems)
+            for problem in problems:
+                echo(f"   corrupt: {problem}")
+            for name, p in (("map", map_path), ("time series", series_path)):
+                result.stored_bytes[name] = zarrdask.open_array(p, path="t2m", mode="r").nbytes_stored
+        finally:
+            client.close()
+            cluster.close()
+
+        echo("5. timing the two access patterns on both layouts ...")
+        with dask.config.set(scheduler="threads"):
+            a_map = zarrdask.open_array(map_path, path="t2m", mode="r")
+            a_series = zarrdask.open_array(series_path, path="t2m", mode="r")
+            if not np.array_equal(a_map[:, ny // 3, nx // 5], a_series[:, ny // 3, nx // 5]):
+                raise AssertionError("the rechunked array differs from the source")
+            result.access = {
+                "one point, all days": {"map": _best_of(lambda: a_map[:, ny // 3, nx // 5]),
+                                        "series": _best_of(lambda: a_series[:, ny // 3, nx // 5])},
+                "one day, whole globe": {"map": _best_of(lambda: a_map[nt // 2]),
+                                         "series": _best_of(lambda: a_series[nt // 2], repeat=1)},
+            }
     finally:
-        client.close()
-        cluster.close()
-
-    echo("5. timing the two access patterns on both layouts ...")
-    with dask.config.set(scheduler="threads"):
-        a_map = zarrdask.open_array(map_path, path="t2m", mode="r")
-        a_series = zarrdask.open_array(series_path, path="t2m", mode="r")
-        if not np.array_equal(a_map[:, ny // 3, nx // 5], a_series[:, ny // 3, nx // 5]):
-            raise AssertionError("the rechunked array differs from the source")
-        result.access = {
-            "one point, all days": {"map": _best_of(lambda: a_map[:, ny // 3, nx // 5]),
-                                    "series": _best_of(lambda: a_series[:, ny // 3, nx // 5])},
-            "one day, whole globe": {"map": _best_of(lambda: a_map[nt // 2]),
-                                     "series": _best_of(lambda: a_series[nt // 2], repeat=1)},
-        }
-    if tmp is not None:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     echo("")
     echo(result.summary())
     return result

@@ -449,8 +449,13 @@ def _job(
     }
     if fmt == source.zarr_format:
         kwargs.update(_codecs_of(source))
-    if fmt == 3 and source.dimension_names is not None:
+    if fmt == 3 and source.zarr_format == 2 and "_ARRAY_DIMENSIONS" in kwargs["attributes"]:
+        # xarray's v2 convention becomes v3's dimension_names, as in zarrdask.convert
+        kwargs["dimension_names"] = list(kwargs["attributes"].pop("_ARRAY_DIMENSIONS"))
+    elif fmt == 3 and source.dimension_names is not None:
         kwargs["dimension_names"] = source.dimension_names
+    elif fmt == 2 and source.zarr_format == 3 and source.dimension_names is not None:
+        kwargs["attributes"].setdefault("_ARRAY_DIMENSIONS", list(source.dimension_names))
     kwargs.update(options)
     kwargs.update(shape=source.shape, chunks=chunks, shards=shards)
     check_create_array(f"target_options for array {node_name(path)!r}", **kwargs)

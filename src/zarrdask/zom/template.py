@@ -40,11 +40,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ZarrdaskError
+from ..errors import MetadataError, ZarrdaskError
 from ._frozen import json_equal, thaw
 from .diff import diff
 from .schema import schema_errors
-from .spec import ArraySpec, GroupSpec, NodeSpec, _join
+from .spec import ArraySpec, GroupSpec, NodeSpec, _join, from_json
 
 __all__ = [
     "DEFAULT_RULES",
@@ -311,7 +311,11 @@ def check(target: Any, template: Any = None, *, path: str = "", rules: Iterable[
                 pointer = "/" + "/".join(str(p) for p in error.absolute_path)
                 problems.append(Problem(_node_of_pointer(pointer), "template-schema", f"{pointer}: {error.message}"))
         elif exact:
-            problems.extend(Problem(d.path, "template", str(d).split(": ", 1)[1]) for d in diff(tmpl, spec))
+            try:
+                whole = from_json(tmpl)
+            except MetadataError as e:
+                raise MetadataError(f"template: exact=True compares with a complete ZOM document; {e}") from None
+            problems.extend(Problem(d.path, "template", str(d).split(": ", 1)[1]) for d in diff(whole, spec))
         else:
             _match(tmpl, spec, "/", problems)
     nodes = list(_walk(spec, "/"))
