@@ -129,6 +129,17 @@ def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")(f)
 
 
+def workers_option(f: F) -> F:
+    """``-j/--workers``: how many threads dask uses."""
+    return click.option(
+        "-j",
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Number of threads dask uses (default: one per core).",
+    )(f)
+
+
 def progress_option(f: F) -> F:
     """``--progress/--no-progress``: a dask progress bar on stderr."""
     return click.option(

@@ -18,6 +18,7 @@ from ._common import (
     path_argument,
     progress_bar,
     progress_option,
+    workers_option,
     show_progress,
 )
 from ._workflow import (
@@ -70,13 +71,7 @@ _SHAPE_HELP = (
     show_default=True,
     help="Compare shapes, dtypes and a SHA-256 of every array's values afterwards.",
 )
-@click.option(
-    "-j",
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Number of threads dask uses (default: one per core).",
-)
+@workers_option
 @click.option(
     "--block-mib",
     type=click.FloatRange(min=0, min_open=True),

@@ -15,6 +15,7 @@ from ._common import (
     path_argument,
     progress_bar,
     progress_option,
+    workers_option,
     show_progress,
 )
 from ._workflow import (
@@ -109,13 +110,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
     "a v2 source needs 3 for --shards.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit without writing anything.")
-@click.option(
-    "-j",
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Number of threads dask uses (default: one per core).",
-)
+@workers_option
 @progress_option
 @json_option
 def rechunk(

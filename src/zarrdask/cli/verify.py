@@ -12,6 +12,7 @@ from ._common import (
     path_argument,
     progress_bar,
     progress_option,
+    workers_option,
     show_progress,
 )
 
@@ -20,13 +21,7 @@ __all__ = ["verify"]
 
 @click.command(short_help="Decode every chunk and check every checksum.")
 @path_argument
-@click.option(
-    "-j",
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Number of threads dask uses (default: one per core).",
-)
+@workers_option
 @click.option(
     "--batch-mib",
     type=click.FloatRange(min=0, min_open=True),
