@@ -11,10 +11,24 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_tour_runs(tmp_path, monkeypatch):
-    code = re.search(r"## A short tour\n\n```python\n(.*?)```", README.read_text(), re.S).group(1)
+    import shlex
+
+    from click.testing import CliRunner
+
+    from zarrdask.cli import cli
+
+    text = README.read_text()
+    code = re.search(r"## A short tour\n\n```python\n(.*?)```", text, re.S).group(1)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README tour", "exec"), {})
     assert (tmp_path / "data" / "sharded.zarr" / "zarr.json").exists()
+    # then the shell commands, on what the tour wrote
+    shell = re.search(r"From the shell.*?```bash\n(.*?)```", text, re.S).group(1)
+    for line in shell.strip().splitlines():
+        args = shlex.split(line.split("#")[0])
+        assert args[0] == "zarrdask"
+        result = CliRunner().invoke(cli, args[1:])
+        assert result.exit_code == 0, (line, result.output)
 
 
 def test_setup_commands():
