@@ -259,3 +259,18 @@ def test_v2_relayout_takes_numcodecs_compressors(tmp_path):
         assert "id" in json.loads((dst / "temp" / ".zarray").read_text())["compressor"]
     with pytest.raises(ValueError, match="numcodecs"):
         convert(str(src), str(tmp_path / "bad.zarr"), zarr_format=2, compressors={"name": "zstd"})
+
+
+def test_variable_length_strings_and_bytes(tmp_path):
+    from zarr.core.dtype import VariableLengthBytes
+
+    src, dst = tmp_path / "s.zarr", tmp_path / "d.zarr"
+    g = zarr.open_group(str(src), mode="w", zarr_format=2)
+    names = np.array(["a", "", "é", "long" * 1250, "z"])
+    g.create_array("names", shape=(5,), chunks=(2,), dtype=str)[:] = names
+    blobs = np.array([b"x", b"", b"\x00\x01"], dtype=object)
+    g.create_array("blobs", shape=(3,), chunks=(2,), dtype=VariableLengthBytes())[:] = blobs
+    result = convert(str(src), str(dst), shards=(4,))
+    assert result.ok
+    z = zarr.open_group(str(dst), mode="r")
+    assert list(z["names"][:]) == list(names) and list(z["blobs"][:]) == list(blobs)

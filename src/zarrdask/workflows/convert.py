@@ -354,6 +354,13 @@ def _copy(src: Array, dst: Array, region: tuple[slice, ...]) -> None:
         dst[region] = src[region]
 
 
+def _native(dtype: np.dtype) -> Any:
+    """The dtype in native byte order; strings and bytes of any kind compare as such."""
+    if dtype.kind in "OT":
+        return "variable-length"
+    return dtype.newbyteorder("=") if dtype.byteorder not in ("|", "=") else dtype
+
+
 def _digest(block: Any) -> bytes:
     block = np.asarray(block)
     h = hashlib.sha256()
@@ -364,8 +371,7 @@ def _digest(block: Any) -> bytes:
             h.update(len(raw).to_bytes(8, "little"))
             h.update(raw)
     else:
-        native = block.dtype.newbyteorder("=") if block.dtype.byteorder not in ("|", "=") else block.dtype
-        h.update(np.ascontiguousarray(block, dtype=native).tobytes())
+        h.update(np.ascontiguousarray(block, dtype=_native(block.dtype)).tobytes())
     return h.digest()
 
 
@@ -390,7 +396,7 @@ def _verify(pairs: list[tuple[Array, Array]], block_bytes: int, progress: bool,
         problems = []
         if s.shape != d.shape:
             problems.append(f"shape {d.shape} != source {s.shape}")
-        if s.dtype.newbyteorder("=") != d.dtype.newbyteorder("=") and s.dtype.kind not in "OT":
+        if _native(s.dtype) != _native(d.dtype):
             problems.append(f"dtype {d.dtype} != source {s.dtype}")
         hs, hd = hashlib.sha256(), hashlib.sha256()
         for a, b in digests:
