@@ -208,16 +208,14 @@ class Array(Node):
         key = key_of(self._path, ".zarray" if self.zarr_format == 2 else "zarr.json")
         if isinstance(m, ArrayMetadataV2):
             chain = v2_chain(m.filters, m.compressor, key=key)
-            try:  # an object dtype needs an object codec as the first filter
-                chain.array_bytes.validate(ChunkSpec(self._grid_chunks, self.dtype, None, self.order))
-            except CodecError as e:
-                raise CodecError(f"{key}: {e}") from None
-            return chain
-        from ..codecs.registry import codec_from_json
+            fill = None  # (an object dtype needs an object codec as the first filter)
+        else:
+            from ..codecs.registry import codec_from_json
 
-        chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
+            chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
+            fill = self._fill_for_read
         try:
-            chain.validate(ChunkSpec(self._grid_chunks, self.dtype, self._fill_for_read, self.order))
+            chain.validate(ChunkSpec(self._grid_chunks, self.dtype, fill, self.order))
         except CodecError as e:
             if key in str(e):
                 raise
