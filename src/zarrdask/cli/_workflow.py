@@ -144,16 +144,12 @@ def index_keys(spec: Any) -> Any:
 # -- sizes and codecs --------------------------------------------------------------------
 def parse_bytes(text: str, option: str) -> int:
     """``"256MB"`` → ``256_000_000`` (dask's units: kB, MB, GB, KiB, MiB, GiB, ...)."""
-    from dask.utils import parse_bytes as parse
+    from ..workflows.plan import parse_max_mem
 
     try:
-        value = int(parse(text))
-    except (ValueError, TypeError):
-        raise click.BadParameter(f"cannot read {text!r} as a size (examples: 256MB, 1GiB, 1000000)",
-                                 param_hint=f"'{option}'") from None
-    if value <= 0:
-        raise click.BadParameter(f"the size must be positive, found {text!r}", param_hint=f"'{option}'")
-    return value
+        return parse_max_mem(text, "the size")
+    except (ValueError, TypeError) as e:
+        raise click.BadParameter(str(e), param_hint=f"'{option}'") from None
 
 
 def codec_arguments(values: tuple[str, ...], option: str, *, zarr_format: int) -> list[Any]:

@@ -167,16 +167,16 @@ def run_demo(
     """
     import dask
     import xarray as xr
-    from dask.utils import parse_bytes
     from distributed import Client, LocalCluster
 
     import zarrdask
     from zarrdask.dask.verify import verify
 
     from ._run import run_graph
+    from .plan import parse_max_mem
     from .rechunk import rechunk
 
-    nbytes = parse_bytes(size) if isinstance(size, str) else int(size)
+    nbytes = parse_max_mem(size, "size")
     nt, ny, nx = _grid(nbytes)
     tmp = None
     if path is None:

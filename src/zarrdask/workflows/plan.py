@@ -76,8 +76,9 @@ class RechunkPlanError(ValueError):
     """No plan keeps every task under ``max_mem`` (the message says why and what would)."""
 
 
-def parse_max_mem(max_mem: Any) -> int:
-    """``max_mem`` in bytes: an int, or a string such as ``"100MB"`` or ``"1GiB"``.
+def parse_max_mem(max_mem: Any, what: str = "max_mem") -> int:
+    """``max_mem`` in bytes: an int, or a string such as ``"100MB"`` or ``"1GiB"``
+    (any positive size; ``what`` names it in error messages).
 
     Examples
     --------
@@ -87,18 +88,18 @@ def parse_max_mem(max_mem: Any) -> int:
     from dask.utils import parse_bytes
 
     if isinstance(max_mem, bool):
-        raise TypeError(f"max_mem must be a number of bytes or a string like '100MB', found {max_mem!r}")
+        raise TypeError(f"{what} must be a number of bytes or a string like '100MB', found {max_mem!r}")
     if isinstance(max_mem, str):
         try:
             value = parse_bytes(max_mem)
         except ValueError:
-            raise ValueError(f"max_mem: cannot read {max_mem!r} as a size (examples: '100MB', '1GiB', 2**20)") from None
+            raise ValueError(f"{what}: cannot read {max_mem!r} as a size (examples: '100MB', '1GiB', 2**20)") from None
     elif isinstance(max_mem, (int, np.integer)) or (isinstance(max_mem, float) and max_mem.is_integer()):
         value = int(max_mem)
     else:
-        raise TypeError(f"max_mem must be a number of bytes or a string like '100MB', found {max_mem!r}")
+        raise TypeError(f"{what} must be a number of bytes or a string like '100MB', found {max_mem!r}")
     if value <= 0:
-        raise ValueError(f"max_mem must be positive, found {max_mem!r}")
+        raise ValueError(f"{what} must be positive, found {max_mem!r}")
     return int(value)
 
 
