@@ -132,7 +132,8 @@ def to_zarr(
     # created (or replaced, for mode "w") only then.
     root = _existing_group(resolved, path, mode, zarr_format)
     fmt = root.zarr_format if root is not None else zarr_format
-    existing = {n: a for n, a in root.arrays()} if root is not None else {}
+    members = dict(root.members()) if root is not None else {}
+    existing = {n: a for n, a in members.items() if isinstance(a, Array)}
     where = node_name(path)
 
     variables, attributes = conventions.encode_dataset_coordinates(ds)
@@ -166,7 +167,7 @@ def to_zarr(
     encoded.update(_encode_like_existing(variables, existing, fmt))
 
     # Check every variable against what is stored before anything is written.
-    taken = [k for k in encoded if k not in existing and k in root] if root is not None else []
+    taken = [k for k in encoded if k not in existing and k in members]
     if taken:
         raise ValueError(f"group {where!r} has groups named {taken!r}; a variable cannot replace a group")
     plans = [
@@ -320,7 +321,7 @@ def _encode_like_existing(
         new = new.copy(deep=False)
         new.encoding = dict(old.encoding)
         enc = encode_zarr_variable(new, name=k, zarr_format=fmt)
-        stored_units = dims_and_attrs(existing[k])[1].get("units")
+        stored_units = old.encoding.get("units")  # CF decoding moved the stored time units here
         if stored_units is not None and not _same_units(enc.attrs.get("units", stored_units), stored_units):
             raise ValueError(
                 f"variable {k!r}: the new values cannot be encoded in the stored units {stored_units!r} "
