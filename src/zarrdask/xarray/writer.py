@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping
 
+import dask
+import dask.array as da
 import numpy as np
 import xarray as xr
 from xarray import conventions
@@ -33,9 +35,10 @@ from ..core.api import check_create_array, open_group
 from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
-from ..errors import GroupNotFoundError
-from ..storage import store_from
 from ..core.nodes import node_name, prepare_node
+from ..dask import to_zarr as dask_to_zarr
+from ..errors import GroupNotFoundError
+from ..storage import MemoryStore, store_from
 from ..storage.keys import normalize_path
 from .backend import DIMENSION_KEY, array_variable, dims_and_attrs
 
@@ -112,8 +115,6 @@ def to_zarr(
     zarrdask.Group or dask.delayed.Delayed
         The group written (``compute=True``), or the pending writes.
     """
-    import dask
-
     mode = _resolve_mode(mode, append_dim, region)
     if zarr_format not in (2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
@@ -123,8 +124,6 @@ def to_zarr(
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"variable name {name!r} is not a valid Zarr array name (a non-empty str without '/')")
     if store is None:
-        from ..storage import MemoryStore
-
         store = MemoryStore()
     resolved = store_from(store, mode="r+" if mode in ("a", "a-", "r+") else "w", storage_options=storage_options)
     path = normalize_path(group)
@@ -186,9 +185,7 @@ def to_zarr(
     for plan in plans:
         target = plan.materialize(root, write_empty_chunks)
         data = plan.variable.data
-        if _is_dask(data):
-            from ..dask import to_zarr as dask_to_zarr
-
+        if isinstance(data, da.Array):
             pending.append(dask_to_zarr(data, target, mode="r+", region=plan.region, compute=False))
         else:
             target[plan.region] = np.asarray(data)
@@ -204,14 +201,6 @@ def to_zarr(
 
 def _done(_: Any) -> None:
     return None
-
-
-def _is_dask(data: Any) -> bool:
-    try:
-        import dask.array as da
-    except ImportError:  # pragma: no cover - dask is a dependency
-        return False
-    return isinstance(data, da.Array)
 
 
 def _resolve_mode(mode: str, append_dim: Any, region: Any) -> str:
