@@ -106,10 +106,11 @@ def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
     paths relative to the group, values whole ``zarr.json`` documents."""
     out: dict[str, NodeDocs] = {}
     for rel, doc in entries.items():
-        child = join_path(path, normalize_path(rel))
+        rel = normalize_path(rel)
+        child = join_path(path, rel)
         node = _parse(child, {key_of(child, ZARR_JSON): doc})
         if node is not None:
-            out[normalize_path(rel)] = node
+            out[rel] = node
     return out
 
 
