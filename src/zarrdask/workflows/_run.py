@@ -46,3 +46,12 @@ def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> 
 
     with ProgressBar() if progress else nullcontext():
         return dask.compute(collection, **compute_kwargs)[0]
+
+
+def copy_block(source: Any, target: Any, region: tuple[slice, ...], *after: Any) -> None:
+    """One task: read ``region`` of the array ``source`` and write it into the
+    array ``target`` (``after``: results this task must wait for, unused)."""
+    from .._pool import single_threaded
+
+    with single_threaded():  # dask already runs tasks in parallel
+        target.set_basic_selection(region, source.get_basic_selection(region))

@@ -42,7 +42,7 @@ from ..errors import MetadataError, ZarrdaskError
 from ..storage import store_from
 from ..storage.keys import normalize_path
 from ..zom import ArraySpecV2, ArraySpecV3, convert_v2_to_v3, from_flat, from_zarr, to_zarr
-from ._run import run_graph
+from ._run import copy_block, run_graph
 
 __all__ = ["convert", "ConversionResult", "ArrayCheck", "VerificationError"]
 
@@ -192,7 +192,7 @@ def convert(
     if tasks:
         import dask
 
-        run_graph([dask.delayed(_copy)(s, d, region) for s, d, region in tasks], progress, **compute_kwargs)
+        run_graph([dask.delayed(copy_block)(s, d, region) for s, d, region in tasks], progress, **compute_kwargs)
     result = ConversionResult(dst, tasks_run=len(tasks), tasks_skipped=skipped)
     if verify:
         result.arrays = _verify(pairs, block_bytes, progress, compute_kwargs)
@@ -345,13 +345,6 @@ def _grow(unit: Sequence[int], shape: Sequence[int], itemsize: int, limit: int) 
         while block[d] < shape[d] and math.prod(block) * 2 * itemsize <= limit:
             block[d] = min(block[d] * 2, max(unit[d], math.ceil(shape[d] / unit[d]) * unit[d]))
     return tuple(block)
-
-
-def _copy(src: Array, dst: Array, region: tuple[slice, ...]) -> None:
-    from .._pool import single_threaded
-
-    with single_threaded():
-        dst[region] = src[region]
 
 
 def _native(dtype: np.dtype) -> Any:

@@ -22,7 +22,6 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from .._pool import single_threaded
 from ..core.api import check_create_array, create_array, open_group
 from ..core.api import open as open_node
 from ..core.array import Array
@@ -32,7 +31,7 @@ from ..dask.alignment import is_aligned
 from ..errors import ContainsArrayError, ContainsGroupError
 from ..storage import store_from
 from ..storage.keys import join_path, normalize_path
-from ._run import run_graph
+from ._run import copy_block, run_graph
 from .plan import (
     ArrayPlan,
     PlannedTask,
@@ -349,7 +348,7 @@ class RechunkPlan:
                 keys = []
                 for index in stage.indices():
                     key = (name, *index)
-                    dsk[key] = (_copy_block, reads, writes, stage.region(index), *after)
+                    dsk[key] = (copy_block, reads, writes, stage.region(index), *after)
                     keys.append(key)
                 if s + 1 < len(job.plan.stages):
                     barrier = f"rechunk-stage-{number}-{s}-{token}"
@@ -360,12 +359,6 @@ class RechunkPlan:
         final = f"zarrdask-rechunk-{token}"
         dsk[final] = (_done, last)
         return Delayed(final, HighLevelGraph.from_collections(final, dsk, dependencies=()))
-
-
-def _copy_block(source: Array, target: Array, region: tuple[slice, ...], *after: Any) -> None:
-    """One task: read ``region`` from ``source`` and write it to ``target``."""
-    with single_threaded():
-        target.set_basic_selection(region, source.get_basic_selection(region))
 
 
 def _done(_: Any) -> None:
