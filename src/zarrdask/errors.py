@@ -29,6 +29,9 @@ __all__ = [
     "ChecksumError",
     "SelectionError",
     "BoundsCheckError",
+    "ZarrdaskWarning",
+    "AlignmentWarning",
+    "warn",
 ]
 
 
@@ -121,3 +124,26 @@ class SelectionError(ZarrdaskError, IndexError):
 
 class BoundsCheckError(SelectionError):
     """A selection lies outside the array."""
+
+
+class ZarrdaskWarning(UserWarning):
+    """Base class of the warnings zarrdask emits."""
+
+
+class AlignmentWarning(ZarrdaskWarning):
+    """A dask array was rechunked so that no two tasks write the same stored object."""
+
+
+def warn(message: str, category: type[Warning] = ZarrdaskWarning) -> None:
+    """Warn, attributing the warning to the first caller outside zarrdask (and
+    outside the libraries calling it: dask, xarray), so that it points at the
+    user's line and is shown once per place."""
+    import sys
+    import warnings
+
+    frame, level = sys._getframe(1), 2  # stacklevel 2: warn()'s caller
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+        "zarrdask", "xarray", "dask", "distributed", "contextlib",
+    ):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

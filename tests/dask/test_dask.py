@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import logging
+import warnings
 import pickle
 import time
 
@@ -13,6 +13,7 @@ import pytest
 
 import zarrdask
 from zarrdask.dask import AlignmentError
+from zarrdask.errors import AlignmentWarning
 from zarrdask.storage import CountingStore, MemoryStore
 
 
@@ -65,14 +66,19 @@ def test_graph_for_a_million_chunks_is_lazy():
     assert len(x.dask.layers) == 1
 
 
-def test_to_zarr_aligns_blocks_that_cut_shards(tmp_path, caplog):
+def test_to_zarr_aligns_blocks_that_cut_shards(tmp_path):
     data = _data((50, 50), seed=1)
     x = da.from_array(data, chunks=(7, 13))
-    with caplog.at_level(logging.INFO, logger="zarrdask.dask"):
+    with pytest.warns(AlignmentWarning, match=r"rechunking the dask array from \(7, 13\) to \(10, \(20, 10, 10, 10\)\) "
+                      r"so that each of its shards of shape \(10, 10\) is written by one task") as record:
         arr = zarrdask.to_zarr(x, tmp_path / "t.zarr", chunks=(5, 5), shards=(10, 10))
-    assert "rechunking" in caplog.text
+    assert record[0].filename == __file__  # attributed to the caller's line
     np.testing.assert_array_equal(zarrdask.open_array(tmp_path / "t.zarr")[...], data)
     assert arr.shards == (10, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # align="rechunk": asked for, so silent
+        zarrdask.to_zarr(x, tmp_path / "s.zarr", chunks=(5, 5), shards=(10, 10), align="rechunk")
+    np.testing.assert_array_equal(zarrdask.open_array(tmp_path / "s.zarr")[...], data)
     with pytest.raises(AlignmentError, match=r"cut through shards.*rechunk"):
         zarrdask.to_zarr(x, tmp_path / "u.zarr", chunks=(5, 5), shards=(10, 10), align="error")
 

@@ -4,8 +4,10 @@ chunk when unsharded) is written by exactly one task.
 dask's own ``to_zarr`` / ``store`` lets two tasks read-modify-write the same
 shard when block edges cut through it, and one of the writes is lost. Here the
 blocks are first aligned with the storage units (:mod:`zarrdask.dask.alignment`):
-with ``align="auto"`` the array is rechunked to the minimal aligned chunking
-(and a log record says so), with ``align="error"`` a misaligned array is refused.
+with ``align="auto"`` the array is rechunked to the minimal aligned chunking and
+an :class:`~zarrdask.errors.AlignmentWarning` says so, with ``align="rechunk"``
+the same happens silently (the caller asked for it), with ``align="error"`` a
+misaligned array is refused.
 Aligned, each unit belongs to one block; a unit cut by the edge of a ``region=``
 belongs to the one block at that edge, whose task does the read-modify-write.
 No locks are needed, on the threaded scheduler or on a distributed cluster.
@@ -13,7 +15,6 @@ No locks are needed, on the threaded scheduler or on a distributed cluster.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import dask.array as da
@@ -21,13 +22,13 @@ import dask.array as da
 from .._pool import single_threaded
 from ..core.api import create_array, open_array
 from ..core.array import Array
-from ..errors import SelectionError, ZarrdaskError
+from ..errors import AlignmentWarning, SelectionError, ZarrdaskError, warn
 from ..indexing import normalize_selection
 from ..storage import store_from
 from ..storage.keys import normalize_path
 from .alignment import aligned_chunks, is_aligned, misaligned_blocks
 
-logger = logging.getLogger("zarrdask.dask")
+_ALIGN = ("auto", "rechunk", "error")
 
 
 class AlignmentError(ZarrdaskError, ValueError):
@@ -73,6 +74,7 @@ def to_zarr(
     compute: bool = True,
     align: str = "auto",
     storage_options: dict[str, Any] | None = None,
+    store_kwargs: dict[str, Any] | None = None,
     **create_array_kwargs: Any,
 ) -> Any:
     """Write the dask array ``x`` into a Zarr array.
@@ -96,8 +98,13 @@ def to_zarr(
         metadata is created now; no chunk is written before then).
     align
         ``"auto"``: rechunk ``x`` to the minimal chunking whose blocks cover whole
-        shards (whole chunks when unsharded) and log it; ``"error"``: raise
-        :class:`AlignmentError` naming the offending blocks.
+        shards (whole chunks when unsharded), with an
+        :class:`~zarrdask.errors.AlignmentWarning` saying so; ``"rechunk"``: the
+        same without the warning; ``"error"``: raise :class:`AlignmentError`
+        naming the offending blocks.
+    store_kwargs
+        Passed on to ``dask.array.store`` (for example ``scheduler=``, used when
+        ``compute=True``). ``lock`` is ignored: no two tasks share a stored object.
     **create_array_kwargs
         Passed to :func:`zarrdask.create_array` when the array is created
         (``chunks`` defaults to ``x``'s block shape, ``dtype`` to ``x``'s dtype).
@@ -106,8 +113,8 @@ def to_zarr(
     -------
     The target :class:`~zarrdask.Array` when ``compute=True``, else the delayed write.
     """
-    if align not in ("auto", "error"):
-        raise ValueError(f"align must be 'auto' or 'error', found {align!r}")
+    if align not in _ALIGN:
+        raise ValueError(f"align must be one of {_ALIGN}, found {align!r}")
     if not isinstance(x, da.Array):
         x = da.asarray(x)
     path = normalize_path(path)
@@ -131,11 +138,16 @@ def to_zarr(
                 f"shape {unit}, so two tasks would write the same stored object. Rechunk first, "
                 f"e.g. x.rechunk({_short(fixed)}), or pass align='auto'"
             )
-        logger.info(
-            "zarrdask.to_zarr: rechunking %s to %s so that every one of the %s %s is written by one task",
-            _short(x.chunks), _short(fixed), kind, unit,
-        )
+        if align == "auto":
+            warn(
+                f"array {target.name!r}: rechunking the dask array from {_short(x.chunks)} to "
+                f"{_short(fixed)} so that each of its {kind} of shape {unit} is written by one task "
+                f"(dask blocks {bad} cut through {kind}). Rechunk first to avoid the extra step, or "
+                "pass align='rechunk' to do this without a warning",
+                AlignmentWarning,
+            )
         x = x.rechunk(fixed)
+    kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
     stored = da.store(
         x,
         BlockTarget(target),
@@ -143,6 +155,7 @@ def to_zarr(
         lock=False,
         compute=compute,
         return_stored=False,
+        **kwargs,
     )
     return target if compute else stored
 
