@@ -6,7 +6,8 @@ Accepted, as in zarr-python's ``StoreLike``:
 * a local path (``str`` or :class:`os.PathLike`) or a ``file://`` URL — a
   :class:`~zarrdask.storage.local.LocalStore` (zarr-specs v3 "File system
   store", "Canonical URI"), or a :class:`~zarrdask.storage.zip.ZipStore` if
-  the path ends in ``.zip``;
+  the path ends in ``.zip`` and is not a directory (zarr-python writes
+  ``"x.zip"`` as a directory);
 * any other URL (``s3://``, ``gs://``, ``https://``, ``memory://``, chained
   ``a::b://``) — an :class:`~zarrdask.storage.fsspec.FsspecStore`;
 * an fsspec mapper (``fsspec.mapping.FSMap``) — an ``FsspecStore`` over its
@@ -47,7 +48,7 @@ def _local(path: str, mode: str, what: object, storage_options: Any) -> Store:
             "apply to fsspec URLs such as 's3://...' (got keys "
             f"{sorted(storage_options)})"
         )
-    if path.lower().endswith(".zip"):
+    if path.lower().endswith(".zip") and not os.path.isdir(path):  # a directory named *.zip is a directory
         from .zip import ZipStore
 
         if mode == "r+" and not os.path.exists(path):

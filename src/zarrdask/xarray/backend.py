@@ -1,21 +1,43 @@
 """The xarray backend ``engine="zarrdask"``: Zarr groups as Datasets.
 
-Dimensions come from ``dimension_names`` (Zarr v3) or the ``_ARRAY_DIMENSIONS``
-attribute (Zarr v2, xarray's convention), which is hidden from the variable's
-attributes. CF decoding (scale/offset, ``_FillValue``, times, ``_Unsigned``,
-strings, coordinates) is xarray's own, through ``StoreBackendEntrypoint``. The
-fill value is handled as xarray's zarr engine does: for v2 the array's
-``fill_value`` becomes ``_FillValue``; for v3 ``_FillValue`` is a CF attribute
-of its own.
+It opens what xarray's own ``engine="zarr"`` opens, and opens it the same way
+(xarray's "Zarr encoding specification" page is the reference):
+
+- dimensions come from ``dimension_names`` (Zarr v3; a 0-d array needs none, and
+  a ``null`` name is the dimension ``None``, as engine="zarr" gives it) or the
+  ``_ARRAY_DIMENSIONS`` attribute (Zarr v2), which is hidden from the
+  variable's attributes together with NetCDF's ``_nc*`` attributes;
+- CF decoding (scale/offset, ``_FillValue``, times, ``_Unsigned``, strings,
+  coordinates) is xarray's own, through ``StoreBackendEntrypoint``;
+- the Zarr fill value masks data where xarray's engine does:
+  ``use_zarr_fill_value_as_mask=None`` means True for v2 (``fill_value``
+  becomes ``_FillValue``) and False for v3 (``_FillValue`` is a CF attribute of
+  its own and the array's ``fill_value`` goes to ``encoding["fill_value"]``);
+- consolidated metadata is looked for at the root of the store
+  (``consolidated=None``: used when present, otherwise the members are listed
+  and a ``RuntimeWarning`` says so, as engine="zarr" does; ``True``: required;
+  ``False``: not read; stores whose ``supports_consolidated_metadata`` is
+  false are never asked).
 
 Variables are lazy: opening reads metadata only, and every read goes through
-the chunk engine. ``encoding["preferred_chunks"]`` is the shard shape of
-sharded arrays (the chunk shape otherwise), so ``chunks={}`` gives one dask
-chunk per shard.
+the chunk engine. ``encoding`` holds what the writers need to write the
+variable again the same way, in a form both zarrdask's writer and xarray's
+``to_zarr`` (zarr-python) accept unchanged: ``chunks`` (the inner chunk shape),
+``shards``, ``preferred_chunks`` (the shard shape of sharded arrays, so
+``chunks={}`` gives one dask chunk per shard), and the codecs: for Zarr v2
+``compressors`` and ``filters`` are numcodecs codec objects (as zarr-python
+reports them); for Zarr v3 ``serializer``, ``compressors`` and ``filters`` are
+:class:`CodecDocument` s — the codecs' JSON documents, readable as attributes
+too (``encoding["compressors"][0].cname``).
+
+``filename_or_obj`` may be a path or URL, a zarrdask ``Group``/``Array``/``Store``,
+a zarr-python ``Group``/``Array``/``Store``, xarray's ``ZarrStore``, an fsspec
+mapper or any mutable mapping.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any, Iterable
 
@@ -23,109 +45,231 @@ import numpy as np
 from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
-from xarray.core.utils import FrozenDict
+from xarray.core.utils import FrozenDict, emit_user_level_warning
 from xarray.core.variable import Variable
 
 from ..core.api import open_group
 from ..core.array import Array
-from ..core.group import Group
+from ..core.group import Group, node_from_docs
+from ..core.nodes import read_nodes
+from ..errors import MetadataError
+from ..storage import store_from
+from ..storage.abc import Store
+from ..storage.keys import normalize_path
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
+_NO_CONSOLIDATED = (
+    "Failed to open Zarr store with consolidated metadata, but successfully read with "
+    "non-consolidated metadata. This is typically much slower for opening a dataset. To "
+    "silence this warning, consider:\n1. Consolidating metadata in this existing store with "
+    "zarrdask.consolidate_metadata().\n2. Explicitly setting consolidated=False, to avoid "
+    "trying to read consolidate metadata, or\n3. Explicitly setting consolidated=True, to "
+    "raise an error in this case instead of falling back to try reading non-consolidated metadata."
+)
+
+
+class CodecDocument(dict):
+    """A Zarr v3 codec as its JSON document (``{"name": ..., "configuration": {...}}``).
+
+    It is a plain ``dict`` to every writer (zarrdask's and zarr-python's accept
+    codec documents), and its configuration fields read as attributes, as on
+    zarr-python's codec objects: ``doc.cname``, ``doc.clevel``.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        config = self.get("configuration") or {}
+        if name in config:
+            return config[name]
+        raise AttributeError(f"codec {self.get('name')!r} has no configuration field {name!r}")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self["name"]
+
+    def __eq__(self, other: object) -> bool:
+        # equal to a zarr-python codec object with the same document
+        if not isinstance(other, dict) and callable(getattr(other, "to_dict", None)):
+            other = other.to_dict()
+        return isinstance(other, dict) and dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain ``dict`` copy of the document."""
+        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.items()}
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.to_dict(),))
+
+
+def codec_document(codec: Any) -> CodecDocument:
+    """A zarrdask v3 codec as a :class:`CodecDocument`."""
+    return CodecDocument(codec.to_json())
+
 
 class ZarrdaskBackendArray(BackendArray):
-    """A lazy, picklable, thread-safe view of one zarrdask array for xarray."""
+    """A lazy, picklable, thread-safe view of one zarrdask array for xarray.
+
+    The array is kept as ``_array`` (xarray treats an ``array`` attribute as a
+    wrapped array to unwrap); ``get_array()`` returns it.
+    """
+
+    __slots__ = ("_array", "shape", "dtype")
 
     def __init__(self, array: Array) -> None:
-        self.array = array
+        self._array = array
         self.shape = array.shape
         self.dtype = array.dtype
 
-    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
-        return indexing.explicit_indexing_adapter(
-            key, self.shape, indexing.IndexingSupport.OUTER, self._outer
-        )
+    def get_array(self) -> Array:
+        return self._array
+
+    def _as_array(self, value: Any) -> np.ndarray:
+        # 0-d reads come back as scalars; keep the array's dtype (a str would become "<U")
+        return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.dtype)
 
     def _outer(self, key: tuple) -> np.ndarray:
         if any(isinstance(k, np.ndarray) for k in key):
-            return np.asarray(self.array.get_orthogonal_selection(key))
-        return np.asarray(self.array.get_basic_selection(key))
+            return self._as_array(self._array.get_orthogonal_selection(key))
+        return self._as_array(self._array.get_basic_selection(key))
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER, self._outer)
+
+    async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        # the engine is synchronous (its I/O is batched and its decoding runs on
+        # a thread pool): run it in a thread so the event loop stays free
+        return await asyncio.to_thread(self.__getitem__, key)
 
 
-def dims_and_attrs(array: Array) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """The array's dimension names and its attributes without ``_ARRAY_DIMENSIONS``."""
+def _nczarr_dimensions(array: Array) -> list[str] | None:
+    """The dimension names NCZarr (netCDF-C) keeps in ``.zarray`` under
+    ``_NCZARR_ARRAY.dimrefs`` (fully qualified names; their last segment)."""
+    from .. import _json
+    from ..core.nodes import ZARRAY, key_of
+
+    raw = array.store.get(key_of(array.path, ZARRAY))
+    try:
+        refs = _json.loads(raw, key=key_of(array.path, ZARRAY))["_NCZARR_ARRAY"]["dimrefs"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return [str(r).rstrip("/").rsplit("/", 1)[-1] for r in refs] if isinstance(refs, list) else None
+
+
+def dims_and_attrs(array: Array, try_nczarr: bool = False) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The array's dimension names and its attributes (for v2 without
+    ``_ARRAY_DIMENSIONS`` and NetCDF's ``_nc*`` attributes). With
+    ``try_nczarr`` (reads, as engine="zarr" in mode "r"), a v2 array without
+    ``_ARRAY_DIMENSIONS`` may name them as NCZarr does."""
     attrs = dict(array.attrs)
     if array.zarr_format == 3:
-        dims = array.dimension_names
-        if dims is None or len(dims) != array.ndim or any(d is None for d in dims):
+        dims = tuple(array.dimension_names or ())
+        if len(dims) != array.ndim:
             raise KeyError(
-                f"array {array.name!r} has no dimension_names for all its {array.ndim} dimensions "
-                f"(found {dims!r}); xarray needs one name per dimension"
+                f"array {array.name!r} has dimension_names {array.dimension_names!r} for its "
+                f"{array.ndim} dimensions: a name per dimension is required for xarray to determine "
+                "variable dimensions (write them with dimension_names=[...] when creating the array)"
             )
-        return tuple(dims), attrs
-    if DIMENSION_KEY not in attrs:
+        return dims, attrs
+    dims = attrs.pop(DIMENSION_KEY, None)
+    if dims is None and try_nczarr:
+        dims = _nczarr_dimensions(array)
+    if dims is None:
         raise KeyError(
-            f"array {array.name!r} has no {DIMENSION_KEY!r} attribute; xarray needs it to name "
-            "the dimensions of a Zarr v2 array"
+            f"array {array.name!r} has no {DIMENSION_KEY!r} attribute"
+            + (" and no NCZarr dimension references" if try_nczarr else "")
+            + ", which are required for xarray to determine variable dimensions of a Zarr v2 array"
         )
-    dims = attrs.pop(DIMENSION_KEY)
-    if len(dims) != array.ndim:
+    if not isinstance(dims, (list, tuple)) or len(dims) != array.ndim:
         raise KeyError(
-            f"array {array.name!r}: {DIMENSION_KEY} {dims!r} has {len(dims)} names for {array.ndim} dimensions"
+            f"array {array.name!r}: {DIMENSION_KEY} {dims!r} does not name its {array.ndim} dimensions"
         )
+    for k in [k for k in attrs if k.lower().startswith("_nc")]:
+        del attrs[k]
     return tuple(dims), attrs
 
 
-def array_variable(array: Array) -> Variable:
-    """The array as a lazy, still CF-encoded xarray Variable, with the encoding
-    (and the ``_FillValue`` attribute) xarray's zarr engine gives it."""
-    from xarray.backends.zarr import FillValueCoder
-
-    dims, attrs = dims_and_attrs(array)
-    data = indexing.LazilyIndexedArray(ZarrdaskBackendArray(array))
+def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
+    """The ``encoding`` of a variable read from ``array`` (see the module documentation)."""
     unit = array.shards or array.chunks
     encoding: dict[str, Any] = {
-        "chunks": array.chunks,
+        "chunks": tuple(array.chunks),
         "preferred_chunks": dict(zip(dims, unit)),
         "shards": array.shards,
-        "compressors": array.compressors,
-        "filters": array.filters,
-        "dtype": array.dtype,
     }
+    if array.dtype.kind == "T":
+        encoding["dtype"] = array.dtype
     if array.zarr_format == 2:
+        encoding["compressors"] = tuple(array.compressors)
+        encoding["filters"] = tuple(array.filters)
+    else:
+        encoding["compressors"] = tuple(codec_document(c) for c in array.compressors)
+        encoding["filters"] = tuple(codec_document(c) for c in array.filters)
+        encoding["serializer"] = codec_document(array.serializer)
+    return encoding
+
+
+def array_variable(array: Array, use_zarr_fill_value_as_mask: bool | None = None,
+                   try_nczarr: bool = False) -> Variable:
+    """The array as a lazy, still CF-encoded xarray Variable, with the encoding
+    and the ``_FillValue`` attribute xarray's zarr engine gives it."""
+    from xarray.backends.zarr import FillValueCoder
+
+    if use_zarr_fill_value_as_mask is None:
+        use_zarr_fill_value_as_mask = array.zarr_format == 2
+    dims, attrs = dims_and_attrs(array, try_nczarr)
+    data = indexing.LazilyIndexedArray(ZarrdaskBackendArray(array))
+    encoding = array_encoding(array, dims)
+    if use_zarr_fill_value_as_mask:
         if array.fill_value is not None:
             attrs["_FillValue"] = array.fill_value
     else:
-        encoding["serializer"] = array.serializer
-        encoding["fill_value"] = array.fill_value
+        if array.zarr_format == 3:
+            encoding["fill_value"] = array.fill_value
         if "_FillValue" in attrs:
             attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], array.dtype)
     return Variable(dims, data, attrs, encoding)
 
 
 class ZarrdaskDataStore(AbstractDataStore):
-    """The variables and attributes of one zarrdask group, for xarray."""
+    """The variables and attributes of one zarrdask group (or of one array), for xarray."""
 
-    def __init__(self, group: Group) -> None:
-        self.group = group
-        self._arrays = [(n, a) for n, a in group.members() if isinstance(a, Array)]
+    def __init__(self, node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None,
+                 try_nczarr: bool = True) -> None:
+        self.group = node if isinstance(node, Group) else None
+        self._attrs_of = node
+        if isinstance(node, Array):
+            self._arrays = [(node.basename or "data", node)]
+        else:
+            self._arrays = [(n, a) for n, a in node.members() if isinstance(a, Array)]
+        self._mask = use_zarr_fill_value_as_mask
+        self._nczarr = try_nczarr
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
-        return array_variable(array)
+        return array_variable(array, self._mask, self._nczarr)
 
     def get_variables(self) -> FrozenDict:
-        return FrozenDict((n, array_variable(a)) for n, a in self._arrays)
+        return FrozenDict((n, self.open_store_variable(n, a)) for n, a in self._arrays)
 
     def get_attrs(self) -> dict[str, Any]:
+        if self.group is None:
+            return {}
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
-    def get_dimensions(self) -> dict[str, int]:
-        dims: dict[str, int] = {}
+    def get_dimensions(self) -> dict[Any, int]:
+        dims: dict[Any, int] = {}
         for _, a in self._arrays:
-            for d, n in zip(dims_and_attrs(a)[0], a.shape):
+            for d, n in zip(dims_and_attrs(a, self._nczarr)[0], a.shape):
                 if dims.setdefault(d, n) != n:
                     raise ValueError(
-                        f"dimension {d!r} has length {n} in array {a.name!r} but {dims[d]} elsewhere"
+                        f"found conflicting lengths for dimension {d} ({n} != {dims[d]}): "
+                        f"array {a.name!r} has length {n}, another array {dims[d]}"
                     )
         return dims
 
@@ -133,25 +277,97 @@ class ZarrdaskDataStore(AbstractDataStore):
         pass
 
 
-def _open_group(filename_or_obj: Any, group: str | None, zarr_format: int | None,
-                storage_options: dict[str, Any] | None, consolidated: bool | None) -> Group:
-    if isinstance(filename_or_obj, Group):
-        return filename_or_obj[group] if group else filename_or_obj
-    if isinstance(filename_or_obj, os.PathLike):
-        filename_or_obj = os.fspath(filename_or_obj)
-    return open_group(filename_or_obj, path=group or "", mode="r", zarr_format=zarr_format,
-                      storage_options=storage_options, consolidated=consolidated)
+# -- what the user passed --------------------------------------------------------
+def _zarr_python_node(obj: Any) -> Any:
+    """The zarr-python ``Group``/``Array`` behind ``obj`` (xarray's ``ZarrStore``
+    holds one), or ``None``."""
+    group = getattr(obj, "zarr_group", None)
+    if group is not None and type(obj).__name__ == "ZarrStore":
+        return group
+    module = type(obj).__module__ or ""
+    if module.startswith("zarr.") and type(obj).__name__ in ("Group", "Array"):
+        return obj
+    return None
+
+
+def _as_store(obj: Any, mode: str, storage_options: dict[str, Any] | None) -> tuple[Store, str]:
+    """``(store, path)`` for what the user passed as ``filename_or_obj``."""
+    node = _zarr_python_node(obj)
+    if node is not None:
+        return store_from(node.store, mode=mode), normalize_path(node.path)
+    if isinstance(obj, os.PathLike):
+        obj = os.fspath(obj)
+    return store_from(obj, mode=mode, storage_options=storage_options), ""
+
+
+def _open_node(
+    filename_or_obj: Any,
+    *,
+    group: str | None,
+    mode: str,
+    consolidated: bool | None,
+    zarr_format: int | None,
+    storage_options: dict[str, Any] | None,
+) -> Group | Array:
+    """The group (or array) to read, opened as engine="zarr" opens it."""
+    if isinstance(filename_or_obj, (Group, Array)):
+        if group:
+            if not isinstance(filename_or_obj, Group):
+                raise ValueError(f"group={group!r} was given, but {filename_or_obj!r} is an array")
+            return filename_or_obj[normalize_path(group)]
+        return filename_or_obj
+    store, base = _as_store(filename_or_obj, "r" if mode == "r" else "r+" if mode == "r+" else "a",
+                            storage_options)
+    path = normalize_path("/".join(p for p in (base, normalize_path(group)) if p))
+    if mode in ("w", "w-"):
+        return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+    if not getattr(store, "supports_consolidated_metadata", True):
+        consolidated = False
+    use = consolidated is not False
+    # consolidated metadata is looked for at the root, as engine="zarr" does;
+    # the root and the group are read in one batch
+    paths = ["", path] if path else [""]
+    found = dict(zip(paths, read_nodes(store, paths, zarr_format, consolidated=use)))
+    root, node = found[""], found[path]
+    read_only = mode == "r"
+    if use and root is not None and root.node_type == "group" and root.consolidated is not None:
+        top = node_from_docs(store, root, read_only=read_only)
+        return top[path] if path else top
+    if node is None:
+        if mode == "a":
+            return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+        raise FileNotFoundError(f"No group found in store {store!r} at path {'/' + path!r}")
+    if node.node_type == "group" and node.consolidated is None:
+        if consolidated:
+            raise MetadataError(
+                f"consolidated=True, but the store {store!r} has no consolidated metadata at its root "
+                f"or at {'/' + path!r}; write it with zarrdask.consolidate_metadata, or open with "
+                "consolidated=None"
+            )
+        if consolidated is None:
+            emit_user_level_warning(_NO_CONSOLIDATED, RuntimeWarning)
+    return node_from_docs(store, node, read_only=read_only)
+
+
+def _groups_below(root: Group | Array) -> list[tuple[str, Group | Array]]:
+    out: list[tuple[str, Group | Array]] = [("/", root)]
+    if isinstance(root, Group):
+        out += [("/" + name, node) for name, node in root.members(max_depth=None) if isinstance(node, Group)]
+    return out
 
 
 class ZarrdaskBackendEntrypoint(BackendEntrypoint):
-    """``xr.open_dataset(path, engine="zarrdask")``."""
+    """``xr.open_dataset(path, engine="zarrdask")``; also ``open_datatree`` and
+    ``open_groups``. Takes every keyword xarray's ``engine="zarr"`` takes."""
 
     description = "Open Zarr v2 and v3 stores (sharded or not) with zarrdask"
     url = "https://github.com/zarrdask/zarrdask"
+    supports_groups = True
     open_dataset_parameters = (
         "filename_or_obj", "drop_variables", "mask_and_scale", "decode_times", "concat_characters",
-        "decode_coords", "decode_timedelta", "use_cftime", "group", "consolidated", "zarr_format",
-        "storage_options",
+        "decode_coords", "decode_timedelta", "use_cftime", "group", "mode", "consolidated",
+        "storage_options", "zarr_format", "store", "engine", "use_zarr_fill_value_as_mask",
+        "cache_members",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -170,54 +386,73 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         self,
         filename_or_obj: Any,
         *,
-        drop_variables: str | Iterable[str] | None = None,
         mask_and_scale: bool = True,
-        decode_times: bool = True,
+        decode_times: Any = True,
         concat_characters: bool = True,
-        decode_coords: bool = True,
-        decode_timedelta: bool | None = None,
+        decode_coords: Any = True,
+        drop_variables: str | Iterable[str] | None = None,
         use_cftime: bool | None = None,
+        decode_timedelta: Any = None,
         group: str | None = None,
+        mode: str = "r",
         consolidated: bool | None = None,
-        zarr_format: int | None = None,
         storage_options: dict[str, Any] | None = None,
+        zarr_format: int | None = None,
+        store: Any = None,
+        engine: Any = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
+        cache_members: bool = True,
     ) -> Any:
-        root = _open_group(filename_or_obj, group, zarr_format, storage_options, consolidated)
+        """Open a group as a Dataset.
+
+        Parameters are those of xarray's ``engine="zarr"``: ``group`` (a path
+        inside the store), ``mode`` (``"r"``; ``"r+"``/``"a"`` open writable,
+        ``"w"``/``"w-"`` create), ``consolidated`` (see the module
+        documentation), ``storage_options`` (fsspec URLs), ``zarr_format``
+        (2, 3 or None to detect), ``store`` (an already opened store or group,
+        used instead of ``filename_or_obj``), ``use_zarr_fill_value_as_mask``
+        (None: True for v2, False for v3) and the CF decoding options.
+        ``engine`` is accepted and ignored, as engine="zarr" does;
+        ``cache_members`` too: members are read once, when the dataset is opened.
+        """
+        node = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
+                          consolidated=consolidated, zarr_format=zarr_format, storage_options=storage_options)
         return self._dataset(
-            root,
-            mask_and_scale=mask_and_scale,
-            decode_times=decode_times,
-            concat_characters=concat_characters,
-            decode_coords=decode_coords,
-            drop_variables=drop_variables,
-            use_cftime=use_cftime,
+            node, use_zarr_fill_value_as_mask,
+            mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
+            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta,
         )
 
     @staticmethod
-    def _dataset(group: Group, **decode: Any) -> Any:
-        return StoreBackendEntrypoint().open_dataset(ZarrdaskDataStore(group), **decode)
+    def _dataset(node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None, **decode: Any) -> Any:
+        # NCZarr dimension references are looked for when reading only, as engine="zarr" does
+        store = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only)
+        return StoreBackendEntrypoint().open_dataset(store, **decode)
 
     def open_groups_as_dict(
         self,
         filename_or_obj: Any,
         *,
         group: str | None = None,
+        mode: str = "r",
         consolidated: bool | None = None,
         zarr_format: int | None = None,
         storage_options: dict[str, Any] | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
         **decode: Any,
     ) -> dict[str, Any]:
         """Every group at and below ``group`` as a Dataset, keyed ``"/"``,
-        ``"/child"``, …; with consolidated metadata, one metadata read in all."""
-        root = _open_group(filename_or_obj, group, zarr_format, storage_options, consolidated)
-        out = {"/": self._dataset(root, **decode)}
-        for name, node in root.members(max_depth=None):
-            if isinstance(node, Group):
-                out["/" + name] = self._dataset(node, **decode)
-        return out
+        ``"/child"``, … (paths relative to ``group``); with consolidated
+        metadata, one metadata read in all."""
+        root = _open_node(filename_or_obj, group=group, mode=mode, consolidated=consolidated,
+                          zarr_format=zarr_format, storage_options=storage_options)
+        return {name: self._dataset(node, use_zarr_fill_value_as_mask, **decode)
+                for name, node in _groups_below(root)}
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+        """The groups at and below ``group`` as a ``DataTree`` (keywords as
+        :meth:`open_groups_as_dict`)."""
         from xarray import DataTree
 
         return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
