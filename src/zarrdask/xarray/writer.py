@@ -36,6 +36,7 @@ from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
 from ..core.nodes import node_name, prepare_node
+from ..dask import aligned_chunks, is_aligned, misaligned_blocks
 from ..dask import to_zarr as dask_to_zarr
 from ..errors import GroupNotFoundError
 from ..storage import MemoryStore, store_from
@@ -55,19 +56,23 @@ _ARRAY_ENCODINGS = {
 def to_zarr(
     ds: xr.Dataset,
     store: Any = None,
-    *,
+    mode: str | None = None,
     group: str | None = None,
-    mode: str = "w-",
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
+    *,
+    compute: bool = True,
+    consolidated: bool | None = None,
     append_dim: Hashable | None = None,
     region: Mapping[Hashable, Any] | str | None = None,
-    consolidated: bool | None = True,
-    zarr_format: int = 3,
-    compute: bool = True,
+    safe_chunks: bool | None = None,
+    align_chunks: bool | None = None,
     storage_options: dict[str, Any] | None = None,
+    zarr_format: int | None = None,
     write_empty_chunks: bool | None = None,
+    chunkmanager_store_kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    """Write a Dataset to a Zarr group, as xarray's ``Dataset.to_zarr`` does.
+    """Write a Dataset to a Zarr group, as xarray's ``Dataset.to_zarr`` does
+    (same keywords, same meaning; see below where zarrdask is stricter).
 
     Parameters
     ----------
@@ -76,39 +81,58 @@ def to_zarr(
         shard (per chunk when unsharded).
     store : Store, str, path or mapping, optional
         Where: anything :func:`zarrdask.open_group` accepts (a local path, a
-        ``.zip`` path, an fsspec URL, a Store); ``None`` is a new in-memory store.
-    group : str, optional
-        The group's path inside the store (default: the root).
-    mode : {"w-", "w", "a", "a-", "r+"}
+        ``.zip`` path, an fsspec URL, a zarrdask or zarr-python store or group,
+        a mapping); ``None`` is a new in-memory store.
+    mode : {"w-", "w", "a", "a-", "r+"}, optional
         ``"w-"`` creates, failing if the group exists; ``"w"`` creates,
         replacing it; ``"a"`` adds or overwrites variables (and appends along
         ``append_dim``); ``"a-"`` is ``"a"`` but with ``append_dim`` leaves the
         existing variables without that dimension alone; ``"r+"`` writes into
-        existing variables only (``region``). With the default ``"w-"``, giving
-        ``append_dim`` means ``"a"`` and giving ``region`` means ``"r+"``.
+        existing variables only (``region``). The default is ``"a"`` with
+        ``append_dim``, ``"r+"`` with ``region`` and ``"w-"`` otherwise.
+    group : str, optional
+        The group's path inside the store (default: the root).
     encoding : dict, optional
         Per variable: ``{"name": {"chunks": ..., "shards": ..., "compressors": ...,
         "filters": ..., "serializer": ..., "dtype": ..., "_FillValue": ...,
         "scale_factor": ..., "add_offset": ..., "units": ..., "calendar": ...,
         "fill_value": ... (v3), "chunk_key_encoding": ..., "write_empty_chunks":
-        ...}}``. Unknown keys for a named variable are an error.
+        ...}}``. The ``encoding`` engine="zarrdask" (or engine="zarr") gives a
+        variable is accepted as it is. Unknown keys for a named variable are an error.
+    compute : bool
+        ``False``: write the metadata (and numpy-backed variables) now and
+        return a ``dask.delayed`` that writes the dask-backed variables.
+    consolidated : bool or None
+        Write consolidated metadata at the store's root after the metadata:
+        ``None`` (default) and ``True`` do, unless the store says it does not
+        support it (``supports_consolidated_metadata = False``); ``False`` does not.
     append_dim : str, optional
         Append along this dimension of the existing group.
     region : dict or "auto", optional
         ``{dim: slice(start, stop)}`` (or ``"auto"`` per dimension, or for all of
         them) of the existing arrays to write into; every variable must have at
         least one of these dimensions.
-    consolidated : bool or None
-        Write consolidated metadata after the metadata (default True; ``None`` as True).
-    zarr_format : {2, 3}
-        The format of a new group (an existing one keeps its own).
-    compute : bool
-        ``False``: write the metadata (and numpy-backed variables) now and
-        return a ``dask.delayed`` that writes the dask-backed variables.
+    safe_chunks : bool, optional
+        ``True``: refuse (``ValueError`` naming the variable, its dask chunks and
+        the fix) a dask variable whose blocks cut through the array's shards
+        (chunks when unsharded), and in mode ``"r+"`` a region whose edges cut
+        through them, as xarray does. ``None`` (default) or ``False``: zarrdask
+        rechunks such a variable to the minimal aligned chunking, with an
+        :class:`~zarrdask.errors.AlignmentWarning`, so no two tasks ever write
+        one stored object (unlike xarray, ``False`` never allows unsafe writes).
+    align_chunks : bool, optional
+        ``True``: rechunk misaligned dask variables without a warning (and
+        without the ``safe_chunks`` refusal), as xarray's ``align_chunks`` does.
     storage_options : dict, optional
         Passed to fsspec for URLs.
+    zarr_format : {2, 3}, optional
+        The format of a new group (default 3; an existing one keeps its own).
     write_empty_chunks : bool, optional
         Store chunks equal to the fill value (default: don't).
+    chunkmanager_store_kwargs : dict, optional
+        Passed to the dask computation of the writes (``scheduler=``,
+        ``num_workers=``, ...). ``lock`` and ``flush`` are accepted and have
+        nothing to do: no two tasks share a stored object.
 
     Returns
     -------
@@ -116,7 +140,7 @@ def to_zarr(
         The group written (``compute=True``), or the pending writes.
     """
     mode = _resolve_mode(mode, append_dim, region)
-    if zarr_format not in (2, 3):
+    if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarr writes an xarray.Dataset, found {type(ds).__name__}")
@@ -125,12 +149,12 @@ def to_zarr(
             raise ValueError(f"variable name {name!r} is not a valid Zarr array name (a non-empty str without '/')")
     if store is None:
         store = MemoryStore()
-    resolved = store_from(store, mode="r+" if mode in ("a", "a-", "r+") else "w", storage_options=storage_options)
-    path = normalize_path(group)
+    resolved, base = _resolve_target(store, mode, storage_options)
+    path = normalize_path("/".join(p for p in (base, normalize_path(group)) if p))
     # Nothing is written until every variable has been checked: the group is
     # created (or replaced, for mode "w") only then.
-    root = _existing_group(resolved, path, mode, zarr_format)
-    fmt = root.zarr_format if root is not None else zarr_format
+    root = _existing_group(resolved, path, mode, zarr_format or 3)
+    fmt = root.zarr_format if root is not None else (zarr_format or 3)
     members = dict(root.members()) if root is not None else {}
     existing = {n: a for n, a in members.items() if isinstance(a, Array)}
     where = node_name(path)
@@ -170,7 +194,8 @@ def to_zarr(
     if taken:
         raise ValueError(f"group {where!r} has groups named {taken!r}; a variable cannot replace a group")
     plans = [
-        _plan(name, v, existing.get(name), fmt, mode, append_dim, write_region, strict=name in encoding)
+        _plan(name, v, existing.get(name), fmt, mode, append_dim, write_region, strict=name in encoding,
+              safe_chunks=bool(safe_chunks) and not align_chunks)
         for name, v in encoded.items()
         if not (mode == "a-" and name in existing and append_dim not in v.dims)
     ]
@@ -186,16 +211,18 @@ def to_zarr(
         target = plan.materialize(root, write_empty_chunks)
         data = plan.variable.data
         if isinstance(data, da.Array):
-            pending.append(dask_to_zarr(data, target, mode="r+", region=plan.region, compute=False))
+            pending.append(dask_to_zarr(data, target, mode="r+", region=plan.region, compute=False,
+                                        align="rechunk" if align_chunks else "auto"))
         else:
             target[plan.region] = np.asarray(data)
 
-    if consolidated is None or consolidated:
+    if consolidated is not False and getattr(resolved, "supports_consolidated_metadata", True):
         consolidate_metadata(resolved)  # at the store's root, as xarray does, so every group is listed
     if not compute:
         return dask.delayed(_done)(pending)
     if pending:
-        dask.compute(*pending)
+        kwargs = {k: v for k, v in (chunkmanager_store_kwargs or {}).items() if k not in ("lock", "flush")}
+        dask.compute(*pending, **kwargs)
     return open_group(resolved, path=path, mode="r+" if resolved.writable else "r")
 
 
@@ -203,9 +230,25 @@ def _done(_: Any) -> None:
     return None
 
 
-def _resolve_mode(mode: str, append_dim: Any, region: Any) -> str:
+def _resolve_target(store: Any, mode: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
+    """The store to write into and the path inside it that ``store`` points at
+    (a zarrdask or zarr-python group is its store at its path)."""
+    from .backend import _zarr_python_node
+
+    store_mode = "r+" if mode in ("a", "a-", "r+") else "w"
+    if isinstance(store, Group):
+        return store.store, store.path
+    node = _zarr_python_node(store)
+    if node is not None:
+        return store_from(node.store, mode=store_mode), normalize_path(node.path)
+    return store_from(store, mode=store_mode, storage_options=storage_options), ""
+
+
+def _resolve_mode(mode: str | None, append_dim: Any, region: Any) -> str:
     if append_dim is not None and region is not None:
         raise ValueError("give append_dim or region, not both")
+    if mode is None:
+        mode = "w-"
     if mode == "w-" and append_dim is not None:
         mode = "a"
     elif mode == "w-" and region is not None:
@@ -359,10 +402,12 @@ class _Plan:
 
 def _plan(
     name: str, v: Variable, array: Array | None, fmt: int, mode: str, append_dim: Any,
-    write_region: dict[Hashable, slice], strict: bool,
+    write_region: dict[Hashable, slice], strict: bool, safe_chunks: bool = False,
 ) -> _Plan:
     """Check one encoded variable against the stored array (if any) and work
-    out its write: the region, a resize for appends, or the array to create."""
+    out its write: the region, a resize for appends, or the array to create.
+    With ``safe_chunks``, dask blocks (and ``"r+"`` regions) that cut through
+    the storage units are refused here, before anything is written."""
     attrs = dict(v.attrs)
     enc = dict(v.encoding)
     if fmt == 2:
@@ -409,7 +454,11 @@ def _plan(
                 f"variable {name!r} has shape {v.shape}, but its region of the stored array "
                 f"(shape {shape}) has shape {want}"
             )
-        return _Plan(name, v, array, tuple(slice(a, b) for a, b in slices), None, new_shape)
+        region_slices = tuple(slice(a, b) for a, b in slices)
+        if safe_chunks:
+            _check_safe_chunks(name, v, array.shards or array.chunks, region_slices, shape, mode,
+                               "shards" if array.shards else "chunks")
+        return _Plan(name, v, array, region_slices, None, new_shape)
 
     chunks = _chunks(name, enc.pop("chunks", None), v)
     if "compressor" in enc:
@@ -423,7 +472,42 @@ def _plan(
         encoded_attrs[DIMENSION_KEY] = list(dims)
     create["attributes"] = encoded_attrs
     check_create_array(f"variable {name!r}", **create)
-    return _Plan(name, v, None, tuple(slice(0, n) for n in v.shape), create, None)
+    region_slices = tuple(slice(0, n) for n in v.shape)
+    if safe_chunks and isinstance(chunks, tuple):
+        shards = enc.get("shards")
+        unit = tuple(int(s) for s in shards) if shards is not None else chunks
+        _check_safe_chunks(name, v, unit, region_slices, v.shape, mode, "shards" if shards is not None else "chunks")
+    return _Plan(name, v, None, region_slices, create, None)
+
+
+def _check_safe_chunks(
+    name: str, v: Variable, unit: tuple[int, ...], region: tuple[slice, ...], shape: tuple[int, ...],
+    mode: str, kind: str,
+) -> None:
+    """``safe_chunks=True``: refuse dask blocks that cut through a stored unit
+    (and, in mode ``"r+"``, region edges that do), as xarray refuses them."""
+    if not isinstance(v.data, da.Array):
+        return
+    start = tuple(r.start for r in region)
+    if not is_aligned(v.data.chunks, unit, start):
+        bad = misaligned_blocks(v.data.chunks, unit, start)
+        fixed = aligned_chunks(v.data.chunks, unit, start)
+        raise ValueError(
+            f"variable {name!r}: its dask chunks {v.data.chunks} cut through the array's {kind} of shape "
+            f"{unit} (blocks {bad}), and safe_chunks=True refuses writes where two tasks would write "
+            f"one stored object. Rechunk first, e.g. ds[{name!r}].chunk({dict(zip(v.dims, fixed))}), pass "
+            "align_chunks=True to let zarrdask rechunk it, or leave safe_chunks unset (zarrdask then "
+            "rechunks with a warning)"
+        )
+    if mode == "r+":
+        for dim, r, u, n in zip(v.dims, region, unit, shape):
+            if r.start % u or (r.stop % u and r.stop != n):
+                raise ValueError(
+                    f"variable {name!r}: the region {dim}={r} starts or ends inside one of the array's "
+                    f"{kind} (size {u} along {dim!r}); with mode='r+' and safe_chunks=True that is refused, "
+                    "as another writer of the neighbouring region would write the same stored object. "
+                    f"Write regions aligned to multiples of {u}, or pass safe_chunks=False"
+                )
 
 
 def _dtype(dtype: np.dtype) -> Any:
