@@ -1,5 +1,5 @@
 """Selections and their projection onto chunks."""
 
-from .orthogonal import ChunkProjection, Indexer, normalize_selection
+from .orthogonal import ChunkIndexer, ChunkProjection, Indexer, normalize_selection
 
-__all__ = ["ChunkProjection", "Indexer", "normalize_selection"]
+__all__ = ["ChunkIndexer", "ChunkProjection", "Indexer", "normalize_selection"]
