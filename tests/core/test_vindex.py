@@ -110,6 +110,20 @@ def test_full_cover_writes_do_not_read():
     np.testing.assert_array_equal(a[...], np.arange(64).reshape(8, 8))
 
 
+@pytest.mark.parametrize("shards", [None, (8,)])
+def test_1d_whole_chunks_in_order(shards):
+    # points covering whole chunks in order decode straight into the output and
+    # are written without reading
+    store = CountingStore(MemoryStore())
+    b = zarrdask.create_array(store, shape=(10,), dtype="i4", chunks=(4,), shards=shards, fill_value=-1)
+    store.reset()
+    b.vindex[np.arange(10)] = np.arange(10) * 2
+    assert store.counts["keys_requested"] == 0
+    np.testing.assert_array_equal(b.vindex[np.arange(10)], np.arange(10) * 2)
+    np.testing.assert_array_equal(b.vindex[np.arange(1, 9)], np.arange(1, 9) * 2)
+    np.testing.assert_array_equal(b.vindex[np.arange(10)[::-1]], np.arange(10)[::-1] * 2)
+
+
 def test_out_and_zarr_array_selections():
     a, ref = make("v3")
     out = np.zeros((6, 10), dtype="i4")
