@@ -102,3 +102,9 @@ def test_complete_chunks():
     assert [p.is_complete for p in ix] == [True, True, True]  # the edge chunk counts as complete
     ix = Indexer((slice(1, 7),), (7,), (3,))
     assert [p.is_complete for p in ix] == [False, True, True]
+
+
+def test_huge_unsigned_indices_are_out_of_bounds():
+    # cast to intp first, 2**64 - 1 would have read as -1: the last element
+    with pytest.raises(BoundsCheckError, match="18446744073709551615"):
+        Indexer((np.array([2**64 - 1], dtype=np.uint64),), (4,), (2,), allow_arrays=True)

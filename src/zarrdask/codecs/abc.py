@@ -181,8 +181,8 @@ class ArrayBytesCodec(Codec):
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
     ) -> np.ndarray | None:
-        """The part of a chunk that ``proj.dims`` selects, read through ``reader``
-        (``None`` if the chunk is missing). Only for codecs that set
+        """The part of a chunk that ``proj`` selects (what ``proj.select`` gives for
+        the whole chunk), read through ``reader`` (``None`` if the chunk is missing). Only for codecs that set
         :attr:`supports_partial_decode`."""
         raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 

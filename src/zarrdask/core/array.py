@@ -2,7 +2,10 @@
 
 Selections (zarr-python's names): ``a[...]`` / ``a[...] = v`` for basic
 selections (integers, slices with steps, Ellipsis), ``a.oindex[...]`` for
-orthogonal selections (integer arrays and boolean masks per dimension).
+orthogonal selections (integer arrays and boolean masks per dimension),
+``a.vindex[...]`` for points (coordinate arrays broadcast against each other, or
+one boolean mask of the array's shape). ``a[...]`` with several integer arrays
+is a point selection, as in numpy and zarr-python.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -18,7 +21,8 @@ from .. import config
 from ..chunking import ChunkKeyEncoding, RegularGrid
 from ..codecs.abc import ArrayBytesCodec
 from ..errors import SelectionError
-from ..indexing import Indexer
+from ..indexing import CoordinateIndexer, Indexer, selection_kind
+from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import default_fill_value, vlen_dtype_v2, vlen_fill_value_v2
 from ..storage.abc import Store
@@ -27,33 +31,40 @@ from . import engine
 from .nodes import ZARRAY, Node, NodeDocs, key_of
 
 
-def _is_basic(selection: Any) -> bool:
-    sel = selection if isinstance(selection, tuple) else (selection,)
-    return all(
-        s is Ellipsis or isinstance(s, slice) or (isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)))
-        for s in sel
-    )
+class _Accessor:
+    """``a.oindex[...]`` / ``a.vindex[...]``: one kind of selection behind ``[]``."""
 
+    def __init__(self, get: Callable[[Any], Any], set_: Callable[[Any, Any], None]) -> None:
+        self._get, self._set = get, set_
 
-def _check_fancy(selection: Any) -> None:
-    sel = selection if isinstance(selection, tuple) else (selection,)
-    n = sum(1 for s in sel if not (s is Ellipsis or isinstance(s, (slice, int, np.integer))))
-    if n > 1:
-        raise SelectionError(
-            "a selection with more than one array means vectorised indexing in numpy; "
-            "use .oindex[...] for orthogonal (per-dimension) selection"
-        )
-
-
-class _OIndex:
-    def __init__(self, array: "Array") -> None:
-        self._array = array
-
-    def __getitem__(self, selection: Any) -> np.ndarray:
-        return self._array.get_orthogonal_selection(selection)
+    def __getitem__(self, selection: Any) -> Any:
+        return self._get(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array.set_orthogonal_selection(selection, value)
+        self._set(selection, value)
+
+
+def _materialise(selection: Any) -> Any:
+    """An index array stored as a Zarr array is read first (as zarr-python does)."""
+    return selection[...] if isinstance(selection, Array) else selection
+
+
+def _points_kind(selection: Any) -> str:
+    """``vindex``'s two kinds: ``"mask"`` (one boolean array) or ``"coordinate"``."""
+    return "mask" if is_mask_selection(selection) else "coordinate"
+
+
+def _points_value(value: Any, out_shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """The value of a coordinate selection's write: anything that broadcasts to
+    ``out_shape``, or (as zarr-python takes it) one value per point in a flat array."""
+    if len(out_shape) < 2 or np.ndim(value) != 1:
+        return value
+    n = math.prod(out_shape)
+    if len(value) != n or n == out_shape[-1]:
+        return value
+    if not isinstance(value, np.ndarray):  # object: bytes stay bytes (no "S" trimming)
+        value = np.asarray(value, dtype=object if dtype.hasobject else None)
+    return value.reshape(out_shape)
 
 
 class Array(Node):
@@ -328,15 +339,116 @@ class Array(Node):
         result = engine.read(self._store, self._layout, indexer, out)
         return result[()] if result.ndim == 0 and out is None else result
 
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Read individual points, given one integer array per dimension.
+
+        Parameters
+        ----------
+        selection : tuple
+            One integer array (or list, or integer) per dimension. The arrays are
+            broadcast against each other; point ``k`` is ``(sel[0][k], sel[1][k], ...)``.
+            Negative indices count from the end; indices may repeat and come in
+            any order.
+        out : numpy.ndarray, optional
+            Read into this array (of the result's shape) instead of a new one.
+
+        Returns
+        -------
+        numpy.ndarray
+            The points, in the broadcast shape of the arrays (``(1,)`` when every
+            index is an integer, as in zarr-python). Points in missing chunks read
+            as the fill value.
+
+        Raises
+        ------
+        zarrdask.errors.SelectionError
+            Not one integer array per dimension, or arrays that do not broadcast.
+        zarrdask.errors.BoundsCheckError
+            An index outside the array.
+
+        Notes
+        -----
+        The points are grouped by chunk; every chunk touched is fetched in one
+        batched store call and decoded once (for a sharded array, only the inner
+        chunks holding points are read).
+
+        Examples
+        --------
+        >>> a = zarrdask.create_array(zarrdask.storage.MemoryStore(), shape=(10, 10), dtype="i4", chunks=(3, 3))
+        >>> a[...] = np.arange(100).reshape(10, 10)
+        >>> a.get_coordinate_selection(([1, 4, -1], [1, 4, 0]))
+        array([11, 44, 90], dtype=int32)
+        """
+        indexer = CoordinateIndexer(selection, self.shape, self._grid_chunks)
+        return engine.read(self._store, self._layout, indexer, out)
+
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the points where a boolean mask of the array's shape is true.
+
+        Parameters
+        ----------
+        mask : numpy.ndarray of bool
+            Of the array's shape.
+        out : numpy.ndarray, optional
+            Read into this 1-d array instead of a new one.
+
+        Returns
+        -------
+        numpy.ndarray
+            1-d, the selected points in C order (as ``data[mask]`` in numpy).
+
+        Raises
+        ------
+        zarrdask.errors.SelectionError
+            ``mask`` is not a boolean array of the array's shape.
+
+        Examples
+        --------
+        >>> a = zarrdask.create_array(zarrdask.storage.MemoryStore(), shape=(4, 4), dtype="i4", chunks=(2, 2))
+        >>> a[...] = np.arange(16).reshape(4, 4)
+        >>> a.get_mask_selection(np.eye(4, dtype=bool))
+        array([ 0,  5, 10, 15], dtype=int32)
+        """
+        indexer = CoordinateIndexer.from_mask(mask, self.shape, self._grid_chunks)
+        return engine.read(self._store, self._layout, indexer, out)
+
+    def _get_points(self, selection: Any) -> np.ndarray:
+        selection = _materialise(selection)
+        return getattr(self, f"get_{_points_kind(selection)}_selection")(selection)
+
     def __getitem__(self, selection: Any) -> Any:
-        if _is_basic(selection):
-            return self.get_basic_selection(selection)
-        _check_fancy(selection)
-        return self.get_orthogonal_selection(selection)
+        """``a[...]``: basic selection; one integer array or mask among integers and
+        slices is orthogonal; several integer arrays (one per dimension) are points
+        and a boolean array of the array's shape is a mask, as in numpy and
+        zarr-python (see :func:`zarrdask.indexing.selection_kind`)."""
+        return getattr(self, f"get_{selection_kind(selection, self.ndim)}_selection")(selection)
 
     @property
-    def oindex(self) -> _OIndex:
-        return _OIndex(self)
+    def oindex(self) -> _Accessor:
+        """Orthogonal selection: ``a.oindex[[0, 2], mask]`` reads and writes each
+        dimension's selection independently (like ``np.ix_``)."""
+        return _Accessor(self.get_orthogonal_selection, self.set_orthogonal_selection)
+
+    @property
+    def vindex(self) -> _Accessor:
+        """Vectorised (point) selection, read and write, as zarr-python's ``vindex``.
+
+        ``a.vindex[rows, cols]`` with one integer array per dimension reads the
+        points ``(rows[k], cols[k])`` (the arrays broadcast against each other;
+        :meth:`get_coordinate_selection`); ``a.vindex[mask]`` with a boolean array
+        of the array's shape reads the points where it is true, in C order
+        (:meth:`get_mask_selection`). ``a.vindex[...] = value`` writes them
+        (:meth:`set_coordinate_selection`, :meth:`set_mask_selection`).
+
+        Examples
+        --------
+        >>> a = zarrdask.create_array(zarrdask.storage.MemoryStore(), shape=(10, 10), dtype="i4", chunks=(3, 3))
+        >>> a.vindex[[1, 4], [1, 4]] = [7, 8]
+        >>> a.vindex[[[1], [4]], [1, 4]]
+        array([[7, 0],
+               [0, 8]], dtype=int32)
+        """
+        return _Accessor(self._get_points, self._set_points)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self[...]
@@ -415,20 +527,71 @@ class Array(Node):
     # -- writing -------------------------------------------------------------
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False)
-        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
+        self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True)
+        self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """Write individual points, given one integer array per dimension.
+
+        Parameters
+        ----------
+        selection : tuple
+            As for :meth:`get_coordinate_selection`.
+        value
+            A scalar, an array that broadcasts to the selection's shape, or (as
+            zarr-python takes it) a flat array with one value per point. When a
+            point is named more than once, the last value wins, as in numpy.
+
+        Raises
+        ------
+        zarrdask.errors.SelectionError
+            A bad selection, or a value that does not fit it or the dtype (then
+            nothing is written).
+        zarrdask.errors.BoundsCheckError
+            An index outside the array.
+
+        Notes
+        -----
+        Every chunk touched is read (unless the points cover it completely),
+        updated and encoded before the first store call, so a failure changes
+        nothing.
+        """
+        self._check_writable()
+        indexer = CoordinateIndexer(selection, self.shape, self._grid_chunks)
+        self._write(indexer, _points_value(value, indexer.out_shape, self.dtype))
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """Write the points where a boolean mask of the array's shape is true.
+
+        Parameters
+        ----------
+        mask : numpy.ndarray of bool
+            Of the array's shape.
+        value
+            A scalar, or a 1-d array with one value per selected point, in C order.
+
+        Raises
+        ------
+        zarrdask.errors.SelectionError
+            ``mask`` is not a boolean array of the array's shape, or the value does
+            not fit (then nothing is written).
+        """
+        self._check_writable()
+        self._write(CoordinateIndexer.from_mask(mask, self.shape, self._grid_chunks), value)
+
+    def _set_points(self, selection: Any, value: Any) -> None:
+        selection = _materialise(selection)
+        getattr(self, f"set_{_points_kind(selection)}_selection")(selection, value)
+
+    def _write(self, indexer: Any, value: Any) -> None:
         engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        if _is_basic(selection):
-            self.set_basic_selection(selection, value)
-            return
-        _check_fancy(selection)
-        self.set_orthogonal_selection(selection, value)
+        """``a[...] = value``: the selection is read as :meth:`__getitem__` reads it."""
+        getattr(self, f"set_{selection_kind(selection, self.ndim)}_selection")(selection, value)
 
     def resize(self, *shape: Any) -> None:
         """Change the shape. Chunks wholly outside the new shape are deleted; the

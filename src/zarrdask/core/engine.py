@@ -1,7 +1,9 @@
 """The chunk engine: selections in, batched store calls, codecs on a thread pool.
 
 Read path: a selection is projected onto the chunk grid
-(:mod:`zarrdask.indexing`); every chunk key it needs is fetched with one
+(:mod:`zarrdask.indexing`: any :class:`~zarrdask.indexing.ChunkIndexer` —
+basic and orthogonal selections, or points, whose projections carry index
+arrays; the engine only applies them); every chunk key it needs is fetched with one
 ``get_many`` call; chunks are decoded on a thread pool (numcodecs releases the
 GIL) straight into the output where the output region is the whole chunk and
 contiguous, otherwise into one scratch chunk that is copied into place; missing
@@ -29,7 +31,7 @@ from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
 from ..codecs.vlen import coerce_vlen
 from ..errors import SelectionError
-from ..indexing import ChunkProjection, Indexer
+from ..indexing import ChunkIndexer, ChunkProjection
 from ..storage.abc import Store
 
 T = TypeVar("T")
@@ -89,7 +91,7 @@ class KeyReader(RangeReader):
         return self.store.get_ranges(self.key, ranges)
 
 
-def read(store: Store, layout: ChunkLayout, indexer: Indexer, out: np.ndarray | None = None) -> np.ndarray:
+def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarray | None = None) -> np.ndarray:
     """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
 
     Chunks read whole are fetched with one ``get_many`` call (reads larger than
@@ -153,7 +155,7 @@ def _batches(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 def write(
     store: Store,
     layout: ChunkLayout,
-    indexer: Indexer,
+    indexer: ChunkIndexer,
     value: Any,
     *,
     write_empty_chunks: bool = False,

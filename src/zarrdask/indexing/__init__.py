@@ -1,5 +1,14 @@
 """Selections and their projection onto chunks."""
 
-from .orthogonal import ChunkProjection, Indexer, normalize_selection
+from .coordinate import CoordinateIndexer, PointProjection, selection_kind
+from .orthogonal import ChunkIndexer, ChunkProjection, Indexer, normalize_selection
 
-__all__ = ["ChunkProjection", "Indexer", "normalize_selection"]
+__all__ = [
+    "ChunkIndexer",
+    "ChunkProjection",
+    "CoordinateIndexer",
+    "Indexer",
+    "PointProjection",
+    "normalize_selection",
+    "selection_kind",
+]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Iterator, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -63,14 +63,22 @@ def _normalize_dim(sel: Any, length: int, dim: int, allow_arrays: bool) -> DimSe
             f"dimension {dim}: expected an integer, slice, 1-d integer array or boolean "
             f"mask, found an array of dtype {arr.dtype} and shape {arr.shape}"
         )
-    arr = arr.astype(np.intp, copy=True)
-    bad = (arr < -length) | (arr >= length)
+    return check_index_array(arr, length, dim)
+
+
+def check_index_array(arr: np.ndarray, length: int, dim: int) -> np.ndarray:
+    """An integer array of indices along dimension ``dim`` as a new ``intp`` array
+    with negative indices wrapped around; :class:`BoundsCheckError` naming the
+    first index outside ``[-length, length)``. Checked before the cast, so a huge
+    unsigned index cannot wrap into a valid one."""
+    bad = (arr >= length) if arr.dtype.kind == "u" else (arr < -length) | (arr >= length)
     if bad.any():
         raise BoundsCheckError(
             f"index {int(arr[bad][0])} is out of bounds for dimension {dim} of length {length}"
         )
-    arr[arr < 0] += length
-    return arr
+    out = arr.astype(np.intp, copy=True)
+    out[out < 0] += length
+    return out
 
 
 def normalize_selection(
@@ -178,6 +186,24 @@ class ChunkProjection:
         if self.pre_selection is not None:
             chunk = chunk[self.pre_selection]  # a view: ints with at least one slice
         chunk[self.chunk_selection] = value
+
+    def inner_indexer(self, shape: tuple[int, ...], inner_chunks: tuple[int, ...]) -> "ChunkIndexer":
+        """This projection's selection within its chunk (of ``shape``), projected
+        onto a grid of ``inner_chunks`` (a shard's inner chunks); its output is
+        what :meth:`select` gives for the whole chunk."""
+        return Indexer(self.dims, shape, inner_chunks, allow_arrays=True)
+
+
+class ChunkIndexer(Protocol):
+    """What the chunk engine and the sharding codec take: a selection projected
+    onto a chunk grid (:class:`Indexer`, :class:`~.coordinate.CoordinateIndexer`)."""
+
+    #: the shape of the selection's result
+    out_shape: tuple[int, ...]
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        """One projection per chunk the selection touches."""
+        ...
 
 
 def _as_index(parts: Sequence[DimSel]) -> tuple:

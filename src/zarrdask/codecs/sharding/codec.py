@@ -36,7 +36,7 @@ import numpy as np
 from ... import config
 from ..._pool import thread_map
 from ...errors import CodecError, CorruptChunkError, MetadataError
-from ...indexing import ChunkProjection, Indexer
+from ...indexing import ChunkProjection
 from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, RangeReader, update_chunk
 from ..chain import CodecChain
@@ -301,7 +301,7 @@ class ShardingCodec(ArrayBytesCodec):
         index = self._fetch_index(reader, spec, key)
         if index is None:
             return None
-        indexer = Indexer(proj.dims, spec.shape, self.chunk_shape, allow_arrays=True)
+        indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         out = np.empty(indexer.out_shape, dtype=spec.dtype)
         inner_projs = list(indexer)
         cps = self._cps(spec)
@@ -362,7 +362,7 @@ class ShardingCodec(ArrayBytesCodec):
             for i in np.flatnonzero(~empty):
                 off, n = int(flat[i, 0]), int(flat[i, 1])
                 pieces[i] = mv[off : off + n]
-        indexer = Indexer(proj.dims, spec.shape, self.chunk_shape, allow_arrays=True)
+        indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         inner_projs = list(indexer)
         inner = self._inner_spec(spec)
         chain = self.codec_chain
