@@ -309,3 +309,24 @@ def test_nczarr_dimension_references(tmp_path):
     xr.testing.assert_identical(ds, xr.open_dataset(path, engine="zarr", consolidated=False))
     with pytest.raises(KeyError, match="required for xarray to determine variable dimensions"):
         xr.Dataset({"v": (("x", "y"), np.zeros((2, 3)))}).zarrdask.to_zarr(path, mode="a")
+
+
+def test_vectorised_indexing_reads_only_the_chunks_of_the_points(tmp_path):
+    from zarrdask.storage import LocalStore
+
+    from .test_backend_matrix import RecordingStore
+
+    path = tmp_path / "pts.zarr"
+    values = np.arange(400.0).reshape(20, 20)
+    xr.Dataset({"v": (("y", "x"), values)}).to_zarr(path, encoding={"v": {"chunks": (5, 5)}})
+    store = RecordingStore(LocalStore(path, read_only=True))
+    ds = xr.open_dataset(store, engine="zarrdask")
+    rows, cols = xr.DataArray([1, 18, 7], dims="p"), xr.DataArray([2, 19, 7], dims="p")
+    got = ds.v.isel(y=rows, x=cols)
+    np.testing.assert_array_equal(got.values, values[[1, 18, 7], [2, 19, 7]])
+    assert store.data_keys() == {"v/c/0/0", "v/c/3/3", "v/c/1/1"}  # not the 3x3 outer product
+    ref = xr.open_dataset(path, engine="zarr")
+    xr.testing.assert_identical(got.load(), ref.v.isel(y=rows, x=cols).load())
+    # with slices among the arrays (split by xarray into an outer and an in-memory part)
+    idx = {"y": xr.DataArray([[1, 2], [3, 4]], dims=("a", "b")), "x": slice(2, 9)}
+    xr.testing.assert_identical(ds.v.isel(idx).load(), ref.v.isel(idx).load())

@@ -139,7 +139,16 @@ class ZarrdaskBackendArray(BackendArray):
             return self._as_array(self._array.get_orthogonal_selection(key))
         return self._as_array(self._array.get_basic_selection(key))
 
+    def _points(self, key: tuple) -> np.ndarray:
+        return self._as_array(self._array.get_coordinate_selection(key))
+
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        # vectorised (point) selections of integer arrays only read the chunks
+        # holding the points (Array.vindex); with slices among them xarray
+        # splits the key into an outer selection and an in-memory one
+        if isinstance(key, indexing.VectorizedIndexer) and all(isinstance(k, np.ndarray) for k in key.tuple):
+            return indexing.explicit_indexing_adapter(
+                key, self.shape, indexing.IndexingSupport.VECTORIZED, self._points)
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER, self._outer)
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
