@@ -177,7 +177,9 @@ class TestMutableMappingStore(StoreConformanceTests):
 
     @pytest.fixture
     def store(self):
-        return store_from(DictMapping(), mode="a")
+        store = store_from(DictMapping(), mode="a")
+        assert isinstance(store, MemoryStore)
+        return store
 
     @pytest.fixture
     def readonly_store_factory(self):
@@ -185,28 +187,15 @@ class TestMutableMappingStore(StoreConformanceTests):
 
 
 # -- store_from and flags ---------------------------------------------------------------
-def test_store_from_recognises_zarr_python_stores_and_mappings():
+def test_store_from_recognises_zarr_python_stores():
     zstore = ZarrMemoryStore()
     adapted = store_from(zstore, mode="a")
     assert isinstance(adapted, ZarrPythonStore) and adapted.zarr_store is zstore
     assert adapted.writable and adapted.listable and adapted.supports_partial_reads
-    mapping = DictMapping()
-    wrapped = store_from(mapping, mode="a")
-    assert isinstance(wrapped, MemoryStore) and wrapped.data is mapping
-    wrapped.set("a/b", b"1")
-    assert mapping["a/b"] == b"1"
     with pytest.raises(ValueError, match="storage_options"):
         store_from(zstore, storage_options={"anon": True})
-    with pytest.raises(ValueError, match="storage_options"):
-        store_from(mapping, storage_options={"anon": True})
-
-
-def test_unknown_type_message_lists_what_is_accepted():
-    with pytest.raises(TypeError) as info:
-        store_from(object())
-    message = str(info.value)
-    for accepted in ("zarrdask Store", "path or URL", "zarr-python store", "FSMap", "MutableMapping"):
-        assert accepted in message
+    with pytest.raises(TypeError, match="zarr-python store"):
+        ZarrPythonStore({})
 
 
 def test_mode_r_is_a_read_only_view():
