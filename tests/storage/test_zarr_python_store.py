@@ -289,6 +289,8 @@ def test_errors_name_the_key():
     store.set("good", b"1")
     with pytest.raises(StoreError, match="'bad'.*PermissionError: access denied"):
         store.get_many(["good", "bad"])
+    with pytest.raises(TypeError, match="'good'"):
+        store.get_ranges("good", [(0, 1)])
 
 
 # -- event loops --------------------------------------------------------------------

@@ -63,7 +63,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-from ..errors import StoreError
+from ..errors import StoreError, ZarrdaskError
 from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
 from .keys import validate_key, validate_prefix
@@ -259,7 +259,9 @@ class ZarrPythonStore(Store):
 
     # -- running coroutines --------------------------------------------------
     def _run(self, coro: Awaitable[Any], what: str) -> Any:
-        """Run ``coro`` on zarr-python's I/O loop and wait for it."""
+        """Run ``coro`` on zarr-python's I/O loop and wait for it; a failure that
+        is not already a zarrdask error becomes a ``StoreError`` saying ``what``
+        could not be done."""
         z = _zarr()
         try:
             return z.sync(coro, timeout=z.config.get("async.timeout"))
@@ -270,8 +272,10 @@ class ZarrPythonStore(Store):
                 "store calls block until zarr-python's loop has run them; call from another "
                 "thread (e.g. `await asyncio.to_thread(...)`)"
             ) from e
-        except TimeoutError as e:
-            raise StoreError(f"{self!r}: cannot {what}: {e} (zarr-python's async.timeout)") from e
+        except ZarrdaskError:
+            raise
+        except Exception as e:  # includes zarr-python's async.timeout expiring
+            raise StoreError(f"{self!r}: cannot {what}: {type(e).__name__}: {e}") from e
 
     async def _gather(self, call: Callable[..., Awaitable[Any]], args: Sequence[tuple]) -> list[Any]:
         """``call(*a)`` for every ``a`` of ``args``, concurrently (bounded in
@@ -290,6 +294,12 @@ class ZarrPythonStore(Store):
         err.__cause__ = exc
         return err
 
+    def _raise_failed(self, what: str, keys: Sequence[str], results: Sequence[Any]) -> None:
+        """Raise for the first key of a batch whose request failed."""
+        for key, result in zip(keys, results):
+            if isinstance(result, BaseException):
+                raise self._error(what, key, result)
+
     # -- reads -------------------------------------------------------------
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         keys = [validate_key(key) for key in keys]
@@ -300,12 +310,8 @@ class ZarrPythonStore(Store):
             self._gather(self.zarr_store.get, [(key, prototype) for key in keys]),
             f"read {len(keys)} keys",
         )
-        out: list[bytes | None] = []
-        for key, result in zip(keys, results):
-            if isinstance(result, BaseException):
-                raise self._error("read", key, result)
-            out.append(None if result is None else _to_bytes(result))
-        return out
+        self._raise_failed("read", keys, results)
+        return [None if result is None else _to_bytes(result) for result in results]
 
     async def _exists(self, key: str) -> bool:
         """Whether ``key`` holds a value: its first byte can be read. (File-system
@@ -330,12 +336,7 @@ class ZarrPythonStore(Store):
 
     def exists(self, key: str) -> bool:
         validate_key(key)
-        try:
-            return self._run(self._exists(key), f"look up key {key!r}")
-        except StoreError:
-            raise
-        except Exception as e:
-            raise self._error("look up", key, e) from e
+        return self._run(self._exists(key), f"look up key {key!r}")
 
     def getsize(self, key: str) -> int | None:
         validate_key(key)
@@ -343,18 +344,21 @@ class ZarrPythonStore(Store):
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         validate_key(key)
-        return self._run(self._get_ranges(key, list(ranges)), f"read {len(ranges)} ranges of key {key!r}")
-
-    async def _get_ranges(self, key: str, ranges: list[ByteRequest]) -> list[bytes] | None:
-        prototype = _zarr().prototype
+        ranges = list(ranges)
         out: list[bytes | None] = [None] * len(ranges)
-        todo = []
+        todo = []  # (index, zarr-python request) of the ranges that ask for bytes
         for i, request in enumerate(ranges):
             zarr_request = _zarr_request(request, key)
             if zarr_request is None:
                 out[i] = b""
             else:
                 todo.append((i, zarr_request))
+        return self._run(self._get_ranges(key, ranges, out, todo), f"read {len(ranges)} ranges of key {key!r}")
+
+    async def _get_ranges(
+        self, key: str, ranges: list[ByteRequest], out: list[bytes | None], todo: list[tuple[int, Any]]
+    ) -> list[bytes] | None:
+        prototype = _zarr().prototype
         if not todo:  # nothing to read: the answer only depends on the key existing
             return out if await self._exists(key) else None  # type: ignore[return-value]
         results = await self._gather(self.zarr_store.get, [(key, prototype, r) for _, r in todo])
@@ -405,9 +409,7 @@ class ZarrPythonStore(Store):
             self._check_writable(key)
             pairs.append((key, buffer.from_bytes(ensure_bytes(value))))
         results = self._run(self._gather(self.zarr_store.set, pairs), f"write {len(pairs)} keys")
-        for (key, _), result in zip(pairs, results):
-            if isinstance(result, BaseException):
-                raise self._error("write", key, result)
+        self._raise_failed("write", [key for key, _ in pairs], results)
 
     def _check_deletable(self, key: str) -> None:
         self._check_writable(key)
@@ -426,9 +428,7 @@ class ZarrPythonStore(Store):
         if not keys:
             return
         results = self._run(self._gather(self.zarr_store.delete, [(key,) for key in keys]), f"delete {len(keys)} keys")
-        for key, result in zip(keys, results):
-            if isinstance(result, BaseException):
-                raise self._error("delete", key, result)
+        self._raise_failed("delete", keys, results)
 
     def delete_prefix(self, prefix: str) -> None:
         validate_prefix(prefix)
@@ -438,12 +438,7 @@ class ZarrPythonStore(Store):
             self.delete_many(list(self.list_prefix(prefix)))
             return
         self._check_listable(f"delete the keys under {prefix!r}")
-        try:
-            self._run(self.zarr_store.delete_dir(prefix), f"delete the keys under {prefix!r}")
-        except StoreError:
-            raise
-        except Exception as e:
-            raise self._error("delete the keys under", prefix, e) from e
+        self._run(self.zarr_store.delete_dir(prefix), f"delete the keys under {prefix!r}")
 
     # -- listing -----------------------------------------------------------
     def _check_listable(self, what: str) -> None:
@@ -452,12 +447,7 @@ class ZarrPythonStore(Store):
 
     def _list(self, what: str, listing: Callable[..., Any], *args: Any) -> list[str]:
         self._check_listable(what)
-        try:
-            return self._run(_collect(listing, *args), what)
-        except StoreError:
-            raise
-        except Exception as e:
-            raise StoreError(f"{self!r}: cannot {what}: {type(e).__name__}: {e}") from e
+        return self._run(_collect(listing, *args), what)
 
     def list(self) -> Iterator[str]:
         return iter(self._list("list the keys", self.zarr_store.list))
