@@ -1,8 +1,10 @@
-"""store_from: stores, paths, URLs, mappers and dicts, with zarr-python modes."""
+"""store_from: stores, paths, URLs, mappers and mappings, with zarr-python modes
+(zarr-python stores: tests/storage/test_zarr_python_store.py)."""
 
 from __future__ import annotations
 
 import pathlib
+from collections import UserDict
 
 import fsspec
 import pytest
@@ -128,6 +130,25 @@ def test_storage_options_with_local_path_rejected(tmp_path, make):
     with pytest.raises(ValueError, match="storage_options") as info:
         store_from(target, mode="w", storage_options={"anon": True})
     assert str(target).split("://")[-1] in str(info.value)
+
+
+def test_mutable_mapping_becomes_memory_store():
+    mapping = UserDict({"a": b"1"})  # a MutableMapping that is not a dict, as zarr-python 2 stores are
+    store = store_from(mapping, mode="a")
+    assert isinstance(store, MemoryStore) and store.data is mapping
+    store.set_many({"b/c": b"2"})
+    assert mapping == {"a": b"1", "b/c": b"2"}
+    assert store.list_dir("") == ["a", "b"]
+    assert not store_from(mapping, mode="r").writable
+    with pytest.raises(ValueError, match="storage_options"):
+        store_from(mapping, storage_options={"anon": True})
+
+
+def test_unknown_type_message_lists_what_is_accepted():
+    with pytest.raises(TypeError) as info:
+        store_from(object())
+    for accepted in ("zarrdask Store", "path or URL", "zarr-python store", "FSMap", "MutableMapping"):
+        assert accepted in str(info.value)
 
 
 def test_storage_options_with_store_or_dict_rejected():

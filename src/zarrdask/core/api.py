@@ -3,6 +3,12 @@
 Modes: ``"r"`` read-only, must exist; ``"r+"`` read/write, must exist; ``"a"``
 read/write, created if missing; ``"w"`` created, replacing anything there;
 ``"w-"`` created, failing if something is there.
+
+Every ``store`` argument takes what :func:`~zarrdask.storage.store_from` takes
+(a store, a path or URL, a zarr-python store, an fsspec mapper, a mapping) or a
+zarr-python ``Array``, ``Group`` or ``StorePath``, which stands for its store
+with ``path`` taken inside that node: ``open_array(zarr_array)`` opens the same
+array, ``open_group(zarr_group, path="sub")`` its subgroup ``sub``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from ..metadata.dtypes import (
 )
 from ..storage import MemoryStore, store_from
 from ..storage.abc import Store
-from ..storage.keys import normalize_path
+from ..storage.keys import join_path, normalize_path
+from ..storage.zarr_python import zarr_python_location
 from .array import Array
 from .group import Group, node_from_docs
 from .nodes import clear_node, key_of, metadata_documents, node_name, prepare_node, read_node
@@ -36,10 +43,21 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {_MODES}, found {mode!r}")
 
 
-def _resolve_store(store: Any, mode: str, storage_options: dict[str, Any] | None) -> Store:
+def resolve_store(
+    store: Any, path: str | None, mode: str, storage_options: dict[str, Any] | None
+) -> tuple[Store, str]:
+    """The store and node path that a ``store=`` and ``path=`` argument name.
+
+    ``store`` is anything :func:`~zarrdask.storage.store_from` accepts, ``None``
+    (a new in-memory store), or a zarr-python ``Array``, ``Group`` or
+    ``StorePath``: its store, adapted, with ``path`` taken inside the node.
+    """
+    location = zarr_python_location(store)
+    if location is not None:
+        store, path = location.store, join_path(location.path, path or "")
     if store is None:
-        return MemoryStore()
-    return store_from(store, mode=mode, storage_options=storage_options)
+        return MemoryStore(), normalize_path(path)
+    return store_from(store, mode=mode, storage_options=storage_options), normalize_path(path)
 
 
 def guess_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
@@ -252,9 +270,11 @@ def create_array(
     ----------
     store
         A :class:`~zarrdask.storage.Store`, a path (``.zip`` opens a ZipStore), an
-        fsspec URL, a ``pathlib.Path`` or an fsspec mapper.
+        fsspec URL, a ``pathlib.Path``, a zarr-python store, an fsspec mapper, a
+        mapping, or a zarr-python ``Group`` to create the array in.
     name, path
-        Where in the store (``name`` is zarr-python's spelling; give one of them).
+        Where in the store (``name`` is zarr-python's spelling; give one of them);
+        relative to the group when ``store`` is a zarr-python ``Group``.
     shape, dtype
         The array's shape and numpy data type.
     chunks
@@ -296,10 +316,9 @@ def create_array(
     data
         Values to write after creating the array.
     """
-    store = _resolve_store(store, "a", storage_options)
     if name is not None and path:
         raise TypeError("give the array's location as name= or path=, not both")
-    path = normalize_path(name if name is not None else path)
+    store, path = resolve_store(store, name if name is not None else path, "a", storage_options)
     if data is not None:
         data = np.asarray(data)
         if shape is None:
@@ -382,8 +401,7 @@ def open_array(
 ) -> Array:
     """Open an array (creating it with ``**kwargs`` for modes ``"a"``, ``"w"``, ``"w-"``)."""
     _check_mode(mode)
-    store = _resolve_store(store, mode, storage_options)
-    path = normalize_path(name if name is not None else path)
+    store, path = resolve_store(store, name if name is not None else path, mode, storage_options)
     if mode in ("w", "w-"):
         return create_array(
             store, path=path, overwrite=mode == "w", zarr_format=zarr_format or 3,
@@ -441,8 +459,7 @@ def open_group(
     it and lists the store.
     """
     _check_mode(mode)
-    store = _resolve_store(store, mode, storage_options)
-    path = normalize_path(path)
+    store, path = resolve_store(store, path, mode, storage_options)
     if mode in ("w", "w-"):
         return _create_group(store, path, zarr_format or 3, overwrite=mode == "w", attributes=attributes)
     node = read_node(store, path, zarr_format, consolidated=consolidated is not False)
@@ -496,8 +513,7 @@ def open(  # noqa: A001 - zarr-python's name
     there, modes ``"a"``/``"w"``/``"w-"`` create an array if ``shape`` is given,
     otherwise a group."""
     _check_mode(mode)
-    store = _resolve_store(store, mode, storage_options)
-    path = normalize_path(path)
+    store, path = resolve_store(store, path, mode, storage_options)
     if mode in ("r", "r+", "a"):
         consolidated = kwargs.get("consolidated")
         node = read_node(store, path, zarr_format, consolidated=consolidated is not False)

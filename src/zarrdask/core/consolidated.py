@@ -22,8 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _json
-from ..storage.keys import normalize_path
-from .api import _resolve_store, open_group
+from .api import open_group, resolve_store
 from .array import Array
 from .group import Group
 from .nodes import ZARR_JSON, ZMETADATA, key_of, node_documents
@@ -60,8 +59,7 @@ def consolidate_metadata(
     The document describes the hierarchy when it is written; nodes created or
     changed later are not in it until it is written again.
     """
-    store = _resolve_store(store, "r+", storage_options)
-    path = normalize_path(path)
+    store, path = resolve_store(store, path, "r+", storage_options)
     group = open_group(store, path=path, mode="r+", zarr_format=zarr_format, consolidated=False)
     members = group.members(max_depth=None)
     if group.zarr_format == 2:

@@ -41,7 +41,8 @@ class BlockSource:
 
 
 def open_source(source: Any, path: str = "", storage_options: dict[str, Any] | None = None) -> Array:
-    """A zarrdask Array from an Array, a store, a path or a URL."""
+    """A zarrdask Array from an Array, a store, a path or a URL, or a zarr-python
+    Array or Group (with ``path`` inside the group)."""
     if isinstance(source, Array):
         if path:
             raise TypeError("path= is for stores and URLs; an Array is already at its path")
@@ -62,9 +63,10 @@ def from_zarr(
     Parameters
     ----------
     source
-        A zarrdask :class:`~zarrdask.Array`, a store, a local path or a URL.
+        A zarrdask :class:`~zarrdask.Array`, a store, a local path or a URL, a
+        zarr-python store, or a zarr-python ``Array`` or ``Group``.
     path
-        The array's path inside the store.
+        The array's path inside the store (inside the group for a zarr-python ``Group``).
     chunks
         The dask block shape. Default: the shard shape for sharded arrays, the
         chunk shape otherwise (one task per stored object). Multiples group

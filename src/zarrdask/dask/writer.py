@@ -20,12 +20,12 @@ from typing import Any
 import dask.array as da
 
 from .._pool import single_threaded
-from ..core.api import create_array, open_array
+from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
 from ..errors import AlignmentWarning, SelectionError, ZarrdaskError, warn
 from ..indexing import normalize_selection
-from ..storage import store_from
 from ..storage.keys import normalize_path
+from ..storage.zarr_python import zarr_python_location
 from .alignment import aligned_chunks, is_aligned, misaligned_blocks
 
 _ALIGN = ("auto", "rechunk", "error")
@@ -84,8 +84,9 @@ def to_zarr(
     x
         A dask array (anything else goes through ``dask.array.asarray``).
     store, path
-        Where: a store, a local path or a URL, and the array's path inside it;
-        or an open :class:`~zarrdask.Array` (with mode ``"a"``/``"r+"``).
+        Where: a store, a local path or a URL (or a zarr-python store or
+        ``Group``), and the array's path inside it; or an open
+        :class:`~zarrdask.Array` or zarr-python ``Array`` (with mode ``"a"``/``"r+"``).
     mode
         ``"w-"`` (default): create the array, failing if one exists; ``"w"``:
         create it, replacing what is there; ``"a"``: write into the existing
@@ -175,6 +176,9 @@ def _target(
 ) -> Array:
     if mode not in ("w", "w-", "a", "r+"):
         raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', found {mode!r}")
+    location = zarr_python_location(store)
+    if location is not None and location.node_type == "array":
+        store = open_array(store, mode="r+")  # a zarr-python array: as the zarrdask one it opens
     if isinstance(store, Array):
         if mode not in ("a", "r+") or path:
             raise ValueError(
@@ -183,7 +187,7 @@ def _target(
             )
         store._check_writable()
         return store
-    resolved = store_from(store, mode=mode, storage_options=storage_options)
+    resolved, path = resolve_store(store, path, mode, storage_options)
     if mode in ("a", "r+"):
         try:
             return open_array(resolved, path=path, mode="r+")

@@ -3,9 +3,11 @@
 A store maps string keys to byte values (Zarr v2 spec "Storage"; zarr-specs v3
 core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
-:class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec). Wrappers:
-:class:`ReadOnlyStore`, :class:`PrefixStore`, :class:`CountingStore`.
-:func:`store_from` turns a path, URL, mapper or dict into a store.
+:class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ZarrPythonStore`
+(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping).
+Wrappers: :class:`ReadOnlyStore`, :class:`PrefixStore`, :class:`CountingStore`.
+:func:`store_from` turns a path, URL, zarr-python store, mapper or mapping into a
+store.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
 from .wrappers import CountingStore, PrefixStore, ReadOnlyStore
+from .zarr_python import ZarrPythonStore
 from .zip import ZipStore
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "LocalStore",
     "ZipStore",
     "FsspecStore",
+    "ZarrPythonStore",
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",

@@ -10,9 +10,14 @@ Accepted, as in zarr-python's ``StoreLike``:
   ``"x.zip"`` as a directory);
 * any other URL (``s3://``, ``gs://``, ``https://``, ``memory://``, chained
   ``a::b://``) — an :class:`~zarrdask.storage.fsspec.FsspecStore`;
+* a zarr-python 3 store (``zarr.abc.store.Store``: ``MemoryStore``,
+  ``LocalStore``, ``FsspecStore``, ``ZipStore``, wrappers and third-party
+  stores) — a :class:`~zarrdask.storage.zarr_python.ZarrPythonStore` over it;
 * an fsspec mapper (``fsspec.mapping.FSMap``) — an ``FsspecStore`` over its
   file system and root;
-* a ``dict`` — a :class:`~zarrdask.storage.memory.MemoryStore` using it.
+* a ``dict`` or any other ``collections.abc.MutableMapping`` of ``str`` to
+  bytes (zarr-python 2 stores, dict-like stores) — a
+  :class:`~zarrdask.storage.memory.MemoryStore` using it.
 
 Modes are zarr-python's: ``"r"`` read only; ``"r+"`` read and write, must
 exist; ``"a"`` read and write, created if missing; ``"w"`` create, removing
@@ -26,9 +31,11 @@ it exists, ``"r"``/``"r+"`` need it to exist).
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from typing import Any
 
 from .abc import Store
+from .zarr_python import ZarrPythonStore, is_zarr_python_store
 
 __all__ = ["store_from", "MODES"]
 
@@ -62,17 +69,18 @@ def _local(path: str, mode: str, what: object, storage_options: Any) -> Store:
 
 
 def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | None = None) -> Store:
-    """Make a store from a store, path, URL, fsspec mapper or dict.
+    """Make a store from a store, path, URL, zarr-python store, fsspec mapper or mapping.
 
     Parameters
     ----------
-    x : Store, str, os.PathLike, fsspec.mapping.FSMap or dict
+    x : Store, str, os.PathLike, zarr.abc.store.Store, fsspec.mapping.FSMap or MutableMapping
         What to open (see the module documentation).
     mode : {"r", "r+", "a", "w", "w-"}, default "r"
-        Access mode; ``"r"`` gives a read-only store.
+        Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
+        over its ``with_read_only(True)`` where it has one).
     storage_options : dict, optional
         File system options for fsspec URLs (``s3://...`` and the like). Not
-        allowed with local paths, stores or dicts.
+        allowed with local paths, stores or mappings.
 
     Returns
     -------
@@ -119,12 +127,13 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
             return FsspecStore(x, storage_options=storage_options, read_only=read_only)
         return _local(x, mode, x, storage_options)
 
-    if isinstance(x, dict):
+    if is_zarr_python_store(x):
         if storage_options:
-            raise ValueError("storage_options cannot be applied to a dict (an in-memory store)")
-        from .memory import MemoryStore
-
-        return MemoryStore(x, read_only=read_only)
+            raise ValueError(
+                f"storage_options cannot be applied to the zarr-python store {x!r}; "
+                "configure the store itself"
+            )
+        return ZarrPythonStore(x, read_only=read_only)
 
     try:
         from fsspec.mapping import FSMap
@@ -140,8 +149,20 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
 
         return FsspecStore.from_mapper(x, read_only=read_only)
 
+    if isinstance(x, MutableMapping):
+        if storage_options:
+            raise ValueError(
+                f"storage_options cannot be applied to a mapping ({type(x).__name__}); "
+                "it is used as the store itself"
+            )
+        from .memory import MemoryStore
+
+        return MemoryStore(x, read_only=read_only)
+
     raise TypeError(
         f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
-        "expected a zarrdask Store, a path or URL string, an os.PathLike, "
-        "an fsspec mapper (fsspec.mapping.FSMap) or a dict"
+        "expected a zarrdask Store, a path or URL string, an os.PathLike, a zarr-python "
+        "store (zarr.abc.store.Store), an fsspec mapper (fsspec.mapping.FSMap), or a dict "
+        "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "
+        "accepted as the store of zarrdask.open_array, open_group and friends)"
     )

@@ -1,15 +1,21 @@
-"""An in-memory store backed by a ``dict`` (zarr-specs v3 core, "Stores").
+"""An in-memory store backed by a ``dict`` (zarr-specs v3 core, "Stores"), and
+the store over any other mapping of ``str`` keys to bytes.
 
 Keys are validated with :func:`~zarrdask.storage.keys.validate_key`; values are
 stored as immutable ``bytes``. Byte ranges are served from a ``memoryview`` of
 the stored value, so ``get_ranges`` copies only the requested bytes.
+
+Any :class:`collections.abc.MutableMapping` of ``str`` to bytes works in place
+of the ``dict``: zarr-python 2 stores (``DirectoryStore``, ``LMDBStore``, ...)
+and other dict-like stores. Every operation is one mapping operation, done in
+the calling thread; batches are plain loops.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
-from .abc import Store, ensure_bytes
+from .abc import Store, as_buffer, ensure_bytes
 from .byte_range import ByteRequest, resolve
 from .keys import validate_key, validate_prefix
 
@@ -17,21 +23,25 @@ __all__ = ["MemoryStore"]
 
 
 class MemoryStore(Store):
-    """A store that keeps every value in a ``dict``.
+    """A store that keeps every value in a ``dict``, or in any other mutable mapping.
 
     Parameters
     ----------
-    data : dict, optional
-        The mapping to use. It is used as is, not copied, so the caller can
-        inspect what was written; its keys must be valid store keys.
+    data : dict or collections.abc.MutableMapping, optional
+        The mapping to use (a new ``dict`` by default). It is used as is, not
+        copied, so the caller can inspect what was written. Its keys must be
+        valid store keys: a ``dict``'s are checked here, another mapping's
+        (which may live on disk or a server) as they are used.
     read_only : bool, default False
         Refuse writes with :class:`~zarrdask.errors.ReadOnlyError`.
 
     Notes
     -----
-    Each operation is a single ``dict`` operation, so the store is safe to use
-    from several threads. A pickled copy is an independent snapshot (as it is
-    in another process).
+    Each operation is a single mapping operation, so over a ``dict`` the store
+    is safe to use from several threads (over another mapping, as safe as the
+    mapping is). A pickled copy of a ``dict`` store is an independent snapshot
+    (as it is in another process); another mapping is pickled as it pickles
+    itself.
 
     Examples
     --------
@@ -51,7 +61,7 @@ class MemoryStore(Store):
     ) -> None:
         if data is None:
             data = {}
-        else:
+        elif isinstance(data, dict):
             for key in data:
                 validate_key(key)
         self._data = data
@@ -64,7 +74,10 @@ class MemoryStore(Store):
 
     def __repr__(self) -> str:
         ro = ", read_only=True" if not self.writable else ""
-        return f"MemoryStore(<{len(self._data)} keys>{ro})"
+        data = self._data
+        # (len() of a mapping on disk or a server would list it)
+        what = f"{len(data)} keys" if isinstance(data, dict) else type(data).__name__
+        return f"MemoryStore(<{what}>{ro})"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -89,7 +102,7 @@ class MemoryStore(Store):
         value = self._data.get(validate_key(key))
         if value is None:
             return None
-        view = memoryview(value)
+        view = as_buffer(value)
         size = len(view)
         out = []
         for request in ranges:
@@ -102,7 +115,7 @@ class MemoryStore(Store):
 
     def getsize(self, key: str) -> int | None:
         value = self._data.get(validate_key(key))
-        return None if value is None else len(value)
+        return None if value is None else as_buffer(value).nbytes
 
     # -- writes ------------------------------------------------------------
     def set(self, key: str, value: bytes) -> None:
