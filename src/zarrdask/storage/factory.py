@@ -17,7 +17,9 @@ Accepted, as in zarr-python's ``StoreLike``:
   file system and root;
 * a ``dict`` or any other ``collections.abc.MutableMapping`` of ``str`` to
   bytes (zarr-python 2 stores, dict-like stores) — a
-  :class:`~zarrdask.storage.memory.MemoryStore` using it.
+  :class:`~zarrdask.storage.memory.MemoryStore` using it; a ``dict`` that
+  zarr-python 3 has written into (it keeps its ``Buffer`` objects there) goes
+  through zarr-python's own ``MemoryStore``, so both libraries can share it.
 
 Modes are zarr-python's: ``"r"`` read only; ``"r+"`` read and write, must
 exist; ``"a"`` read and write, created if missing; ``"w"`` create, removing
@@ -35,7 +37,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from .abc import Store
-from .zarr_python import ZarrPythonStore, is_zarr_python_store
+from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
 
 __all__ = ["store_from", "MODES"]
 
@@ -126,6 +128,9 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
 
             return FsspecStore(x, storage_options=storage_options, read_only=read_only)
         return _local(x, mode, x, storage_options)
+
+    if isinstance(x, dict):  # a dict zarr-python wrote into holds its Buffers: read it as zarr-python does
+        x = zarr_python_dict_store(x, read_only=read_only) or x
 
     if is_zarr_python_store(x):
         if storage_options:

@@ -68,7 +68,8 @@ from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
 from .keys import validate_key, validate_prefix
 
-__all__ = ["ZarrPythonStore", "ZarrPythonLocation", "is_zarr_python_store", "zarr_python_location"]
+__all__ = ["ZarrPythonStore", "ZarrPythonLocation", "is_zarr_python_store", "zarr_python_location",
+           "zarr_python_dict_store"]
 
 
 def is_zarr_python_store(x: Any) -> bool:
@@ -79,6 +80,20 @@ def is_zarr_python_store(x: Any) -> bool:
     """
     module = sys.modules.get("zarr.abc.store")
     return module is not None and isinstance(x, module.Store)
+
+
+def zarr_python_dict_store(x: Any, *, read_only: bool) -> Any:
+    """A zarr-python ``MemoryStore`` over ``x`` when ``x`` is a ``dict`` that
+    zarr-python has written into (its values are zarr-python ``Buffer`` s, as
+    zarr-python keeps them for a dict given as a store), else ``None``."""
+    module = sys.modules.get("zarr.core.buffer")
+    if module is None or not isinstance(x, dict) or not x:
+        return None
+    if not isinstance(next(iter(x.values())), module.Buffer):
+        return None
+    from zarr.storage import MemoryStore
+
+    return MemoryStore(x, read_only=read_only)
 
 
 class ZarrPythonLocation(NamedTuple):

@@ -48,12 +48,11 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict, emit_user_level_warning
 from xarray.core.variable import Variable
 
-from ..core.api import open_group
+from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, node_from_docs
 from ..core.nodes import read_nodes
 from ..errors import MetadataError
-from ..storage import store_from
 from ..storage.abc import Store
 from ..storage.keys import normalize_path
 
@@ -287,26 +286,14 @@ class ZarrdaskDataStore(AbstractDataStore):
 
 
 # -- what the user passed --------------------------------------------------------
-def _zarr_python_node(obj: Any) -> Any:
-    """The zarr-python ``Group``/``Array`` behind ``obj`` (xarray's ``ZarrStore``
-    holds one), or ``None``."""
-    group = getattr(obj, "zarr_group", None)
-    if group is not None and type(obj).__name__ == "ZarrStore":
-        return group
-    module = type(obj).__module__ or ""
-    if module.startswith("zarr.") and type(obj).__name__ in ("Group", "Array"):
-        return obj
-    return None
-
-
 def _as_store(obj: Any, mode: str, storage_options: dict[str, Any] | None) -> tuple[Store, str]:
-    """``(store, path)`` for what the user passed as ``filename_or_obj``."""
-    node = _zarr_python_node(obj)
-    if node is not None:
-        return store_from(node.store, mode=mode), normalize_path(node.path)
+    """``(store, path)`` for what the user passed as ``filename_or_obj`` (xarray's
+    ``ZarrStore`` stands for the zarr-python group it holds)."""
+    if type(obj).__name__ == "ZarrStore" and hasattr(obj, "zarr_group"):
+        obj = obj.zarr_group
     if isinstance(obj, os.PathLike):
         obj = os.fspath(obj)
-    return store_from(obj, mode=mode, storage_options=storage_options), ""
+    return resolve_store(obj, "", mode, storage_options)
 
 
 def _open_node(

@@ -31,7 +31,7 @@ from xarray import conventions
 from xarray.backends.zarr import FillValueCoder, encode_zarr_attr_value, encode_zarr_variable
 from xarray.core.variable import Variable
 
-from ..core.api import check_create_array, open_group
+from ..core.api import check_create_array, open_group, resolve_store
 from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
@@ -39,7 +39,7 @@ from ..core.nodes import node_name, prepare_node
 from ..dask import aligned_chunks, is_aligned, misaligned_blocks
 from ..dask import to_zarr as dask_to_zarr
 from ..errors import GroupNotFoundError
-from ..storage import MemoryStore, store_from
+from ..storage import MemoryStore
 from ..storage.keys import normalize_path
 from .backend import DIMENSION_KEY, array_variable, dims_and_attrs
 
@@ -233,15 +233,9 @@ def _done(_: Any) -> None:
 def _resolve_target(store: Any, mode: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
     """The store to write into and the path inside it that ``store`` points at
     (a zarrdask or zarr-python group is its store at its path)."""
-    from .backend import _zarr_python_node
-
-    store_mode = "r+" if mode in ("a", "a-", "r+") else "w"
     if isinstance(store, Group):
         return store.store, store.path
-    node = _zarr_python_node(store)
-    if node is not None:
-        return store_from(node.store, mode=store_mode), normalize_path(node.path)
-    return store_from(store, mode=store_mode, storage_options=storage_options), ""
+    return resolve_store(store, "", "r+" if mode in ("a", "a-", "r+") else "w", storage_options)
 
 
 def _resolve_mode(mode: str | None, append_dim: Any, region: Any) -> str:
