@@ -330,3 +330,29 @@ def test_vectorised_indexing_reads_only_the_chunks_of_the_points(tmp_path):
     # with slices among the arrays (split by xarray into an outer and an in-memory part)
     idx = {"y": xr.DataArray([[1, 2], [3, 4]], dims=("a", "b")), "x": slice(2, 9)}
     xr.testing.assert_identical(ds.v.isel(idx).load(), ref.v.isel(idx).load())
+
+
+# -- zarr-python objects --------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zarr_python_objects_as_filename_or_obj_and_as_target(tmp_path, fmt):
+    ds = xr.Dataset({"v": (("x",), np.arange(6.0))}, coords={"x": np.arange(1, 7)}, attrs={"title": "t"})
+    store = zarr.storage.MemoryStore()
+    ds.to_zarr(store, zarr_format=fmt, group="sub")
+    ref = xr.open_dataset(store, engine="zarr", group="sub")
+    # a zarr-python store, group and array; xarray's own ZarrStore
+    xr.testing.assert_identical(xr.open_dataset(store, engine="zarrdask", group="sub"), ref)
+    group = zarr.open_group(store, path="sub", mode="r")
+    xr.testing.assert_identical(xr.open_dataset(group, engine="zarrdask"), ref)
+    one = xr.open_dataset(group["v"], engine="zarrdask")
+    assert list(one.data_vars) == ["v"] and one.v.values.tolist() == list(np.arange(6.0))
+    zstore = xr.backends.ZarrStore.open_group(store, group="sub", mode="r")
+    xr.testing.assert_identical(xr.open_dataset(zstore, engine="zarrdask"), ref)
+    xr.testing.assert_identical(xr.open_datatree(store, engine="zarrdask")["sub"].to_dataset(), ref)
+    # zarrdask's writer into a zarr-python store and into a group of one
+    target = zarr.storage.LocalStore(str(tmp_path / "t.zarr"))
+    ds.zarrdask.to_zarr(target, zarr_format=fmt)
+    xr.testing.assert_identical(xr.open_dataset(str(tmp_path / "t.zarr"), engine="zarr"), ds)
+    root = zarr.open_group(zarr.storage.MemoryStore(), mode="w", zarr_format=fmt)
+    sub = root.create_group("deep")
+    ds.zarrdask.to_zarr(sub)
+    xr.testing.assert_identical(xr.open_dataset(root.store, engine="zarr", group="deep"), ds)

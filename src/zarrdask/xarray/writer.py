@@ -89,7 +89,8 @@ def to_zarr(
         ``append_dim``); ``"a-"`` is ``"a"`` but with ``append_dim`` leaves the
         existing variables without that dimension alone; ``"r+"`` writes into
         existing variables only (``region``). The default is ``"a"`` with
-        ``append_dim``, ``"r+"`` with ``region`` and ``"w-"`` otherwise.
+        ``append_dim`` or when ``store`` is a group object, ``"r+"`` with
+        ``region`` and ``"w-"`` otherwise.
     group : str, optional
         The group's path inside the store (default: the root).
     encoding : dict, optional
@@ -139,6 +140,8 @@ def to_zarr(
     zarrdask.Group or dask.delayed.Delayed
         The group written (``compute=True``), or the pending writes.
     """
+    if mode is None and append_dim is None and region is None and _is_group_object(store):
+        mode = "a"  # the variables go into the group given, which exists
     mode = _resolve_mode(mode, append_dim, region)
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
@@ -228,6 +231,13 @@ def to_zarr(
 
 def _done(_: Any) -> None:
     return None
+
+
+def _is_group_object(store: Any) -> bool:
+    from ..storage.zarr_python import zarr_python_location
+
+    location = zarr_python_location(store)
+    return isinstance(store, Group) or (location is not None and location.node_type == "group")
 
 
 def _resolve_target(store: Any, mode: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
