@@ -126,6 +126,12 @@ class Codec:
         what is recorded in new array metadata. ``spec`` is the codec's decoded side."""
         return self
 
+    def place(self, spec: ChunkSpec) -> "Codec":
+        """This codec with the kinds of the codecs it contains decided for
+        chunks of ``spec`` (see :class:`UnplacedCodec`); only codecs holding a
+        codec list (a chain, ``sharding_indexed``) change."""
+        return self
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
 
@@ -134,6 +140,23 @@ class Codec:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.get_config()})"
+
+
+class UnplacedCodec(Codec):
+    """A codec whose JSON does not state its kind (``numcodecs.<id>``): its
+    position in a codec list decides it
+    (:func:`~zarrdask.codecs.chain_validate.place_codecs`)."""
+
+    kind: ClassVar[str] = "unplaced"
+
+    def placed(self, kind: str) -> Codec:
+        """This codec as a codec of ``kind`` (``"array_array"``, ...)."""
+        raise NotImplementedError
+
+    def probe_kind(self, spec: ChunkSpec) -> str:
+        """The kind this codec acts as on chunks of ``spec`` (used only where the
+        position leaves it open)."""
+        raise NotImplementedError
 
 
 class ArrayArrayCodec(Codec):

@@ -109,14 +109,19 @@ def _v3_codecs(
             serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [ZstdCodec(level=0, checksum=False)]
-    codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
+    # the argument a codec is given in says its kind (decides numcodecs.<id> codecs)
+    codecs = [
+        *(codec_from_json(c, key=key, kind="array_array") for c in _as_list(filters)),
+        codec_from_json(serializer, key=key, kind="array_bytes"),
+        *(codec_from_json(c, key=key, kind="bytes_bytes") for c in _as_list(compressors)),
+    ]
     if shards is not None:
         from ..codecs.sharding import ShardingCodec
 
         codecs = [ShardingCodec(chunks, CodecChain.from_codecs(codecs, key=key))]
         chunks = shards
-    chain = CodecChain.from_codecs(codecs, key=key)
     spec = ChunkSpec(chunks, native, fill_value)
+    chain = CodecChain.from_codecs(codecs, key=key, spec=spec)
     chain.validate(spec)
     return chain.evolve(spec).to_json()
 
@@ -140,7 +145,7 @@ def _array_document(
     dimension_names: Sequence[str | None] | None,
 ) -> ArrayMetadataV2 | ArrayMetadataV3:
     if zarr_format == 2:
-        from ..codecs.numcodecs_v2 import OBJECT_CODEC_IDS
+        from ..codecs.numcodecs_v2 import is_object_codec, numcodecs_from_config
 
         key = key_of(path, ".zarray")
         if serializer != "auto" and serializer is not None:
@@ -153,7 +158,7 @@ def _array_document(
         if len(comps) > 1:
             raise ValueError(f"{key}: a Zarr v2 array takes at most one compressor, found {len(comps)}")
         fs = [_v2_codec_config(f, "filters") for f in _as_list(filters)]
-        if dtype.kind in "TO" and not (fs and fs[0]["id"] in OBJECT_CODEC_IDS):
+        if dtype.kind in "TO" and not (fs and is_object_codec(numcodecs_from_config(fs[0], key=key))):
             # "|O" needs an object codec first: vlen-utf8 / vlen-bytes, as zarr-python writes
             fs.insert(0, {"id": "vlen-utf8" if dtype.kind == "T" else "vlen-bytes"})
         if dtype.kind in "TO" and fs[0]["id"] in ("vlen-utf8", "vlen-bytes") and fill_value is not None:
