@@ -44,7 +44,7 @@ from numcodecs.abc import Codec as Numcodec
 
 from ..errors import CodecError, UnknownCodecError
 
-__all__ = ["get_numcodec", "numcodecs_ids", "missing_codec_message", "REFUSED"]
+__all__ = ["get_numcodec", "numcodecs_ids", "missing_codec_message", "decode_buffer", "REFUSED"]
 
 try:  # numcodecs >= 0.15
     from numcodecs import errors as _nc_errors
@@ -145,3 +145,14 @@ def get_numcodec(config: Mapping[str, Any], *, where: str = "", name: str | None
     except (TypeError, ValueError, KeyError, AttributeError) as e:
         shown = {k: v for k, v in config.items() if k != "id"}
         raise CodecError(f"{prefix}{what}: invalid configuration {shown}: {e}") from None
+
+
+def decode_buffer(codec: Numcodec, data: Any) -> Any:
+    """``codec.decode(data)`` for a buffer ``data``; again with ``bytes`` when the
+    codec takes nothing else (numcodecs < 0.16's ``pcodec``)."""
+    try:
+        return codec.decode(data)
+    except TypeError:
+        if isinstance(data, bytes):
+            raise
+        return codec.decode(bytes(data))

@@ -87,7 +87,7 @@ from numcodecs.abc import Codec as Numcodec
 from ..errors import ChecksumError, CodecError, CorruptChunkError
 from ._buffers import byte_view, write_into
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, UnplacedCodec
-from .numcodecs_registry import REFUSED, get_numcodec
+from .numcodecs_registry import REFUSED, decode_buffer, get_numcodec
 
 __all__ = [
     "PREFIX",
@@ -434,7 +434,9 @@ class NumcodecsArrayBytesCodec(NumcodecsCodec, ArrayBytesCodec):
         self._numcodec(spec)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes | memoryview:
-        data = np.asarray(chunk) if spec.dtype.hasobject else np.ascontiguousarray(chunk)
+        data = np.ascontiguousarray(chunk)
+        if data.dtype.hasobject and not data.flags.writeable:  # numcodecs' object codecs take writable buffers only
+            data = data.copy()
         try:
             encoded = self._numcodec(spec).encode(data)
         except Exception as e:
@@ -519,7 +521,7 @@ class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
     ) -> bytes | memoryview:
         codec = self._numcodec(spec)
         try:
-            result = codec.decode(byte_view(data))
+            result = decode_buffer(codec, byte_view(data))
         except REFUSED as e:
             raise CodecError(f"chunk {key!r}: codec {self.name!r} refuses to decode it: {e}") from None
         except Exception as e:  # RuntimeError, ValueError, zlib.error, lzma.LZMAError, OSError, ...
