@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from ..storage.byte_range import ByteRequest
 
 
+def _same_object(value: Any, fill_value: Any) -> bool:
+    """``value == fill_value`` for one element of an object array (arrays compare whole)."""
+    if isinstance(value, np.ndarray) or isinstance(fill_value, np.ndarray):
+        return isinstance(value, np.ndarray) and isinstance(fill_value, np.ndarray) and np.array_equal(value, fill_value)
+    try:
+        return bool(value == fill_value)
+    except (TypeError, ValueError):
+        return False
+
+
 def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN).
 
@@ -37,6 +47,8 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     """
     if chunk.size == 0:
         return True
+    if chunk.dtype.hasobject:  # bytes, or any objects (json2, vlen-array: arrays)
+        return all(_same_object(v, fill_value) for v in chunk.reshape(-1))
     fill = np.asarray(fill_value, dtype=chunk.dtype)
     if chunk.dtype.kind == "V":
         fill_bytes = fill.tobytes()

@@ -84,6 +84,20 @@ def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
     raise TypeError(f"{what}: expected a numcodecs codec or an {{'id': ...}} dict, found {c!r}")
 
 
+def _v2_object_codec(zarr_format: int, dtype: Any, filters: Any) -> bool:
+    """Whether a new v2 array of ``dtype=object`` gets its object codec as the
+    first of ``filters`` (one that is not ``vlen-utf8``, whose elements are strings)."""
+    if zarr_format != 2 or dtype is not object and not (isinstance(dtype, np.dtype) and dtype == object):
+        return False
+    fs = _as_list(filters)
+    if not fs:
+        return False
+    from ..codecs.numcodecs_v2 import is_object_codec, numcodecs_from_config
+
+    first = numcodecs_from_config(_v2_codec_config(fs[0], "filters"))
+    return first.codec_id != "vlen-utf8" and is_object_codec(first)
+
+
 def _v3_codecs(
     dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
     fill_value: Any, filters: Any, serializer: Any, compressors: Any, key: str,
@@ -314,7 +328,10 @@ def create_array(
     shape = _normalize_shape(shape)
     from ..metadata.dtypes import normalize_dtype
 
-    dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
+    if _v2_object_codec(zarr_format, dtype, filters):
+        dtype = np.dtype(object)  # objects of any kind, encoded by the given object codec (json2, pickle, ...)
+    else:
+        dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunks = guess_chunks(shape, dtype.itemsize)
     chunks = _normalize_shape(chunks, "chunks")
