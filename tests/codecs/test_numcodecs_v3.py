@@ -388,3 +388,40 @@ def test_missing_codec_with_a_trailing_format_version():
     # msgpack2 comes with numcodecs' "msgpack" extra
     message = numcodecs_registry.missing_codec_message("msgpack2")
     assert "'msgpack'" in message and 'numcodecs[msgpack]' in message
+
+
+# -- the module docstring's example configurations -------------------------------------------
+DOC_EXAMPLES = [
+    pytest.param(
+        [{"name": "numcodecs.delta", "configuration": {"dtype": "float64", "astype": "float32"}},
+         {"name": "bytes", "configuration": {"endian": "little"}},
+         {"name": "numcodecs.zlib", "configuration": {"level": 3}}],
+        ["array_array", "array_bytes", "bytes_bytes"], id="delta-bytes-zlib"),
+    pytest.param(
+        [{"name": "numcodecs.bitround", "configuration": {"keepbits": 8}},
+         {"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}},
+         {"name": "numcodecs.zlib", "configuration": {}}],
+        ["array_array", "array_bytes", "bytes_bytes"], id="bitround-zfpy-zlib", marks=needs("zfpy")),
+    pytest.param([{"name": "numcodecs.pcodec", "configuration": {"level": 3}}], ["array_bytes"], id="pcodec",
+                 marks=needs("pcodec")),
+    pytest.param(
+        [{"name": "bytes", "configuration": {"endian": "little"}},
+         {"name": "numcodecs.shuffle", "configuration": {"elementsize": 8}}],
+        ["array_bytes", "bytes_bytes"], id="bytes-shuffle"),
+]
+
+
+@pytest.mark.parametrize("docs, kinds", DOC_EXAMPLES)
+def test_module_docstring_examples(docs, kinds):
+    """Placed as the docstring says, and the same chunk bytes as zarr-python for that JSON."""
+    import zarr.registry
+
+    assert all(json_doc.get("name") for json_doc in docs)
+    ours = _ours(docs, FLOATS)
+    assert [c.kind for c in ours] == kinds
+    theirs = [zarr.registry.get_codec_class(d["name"]).from_dict(d) for d in docs]
+    at = kinds.index("array_bytes")
+    raw, written = zarr_python_write(FLOATS, filters=theirs[:at] or None, serializer=theirs[at],
+                                     compressors=theirs[at + 1:] or None)
+    assert written == docs
+    assert encode_with(ours, FLOATS) == raw

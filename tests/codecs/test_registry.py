@@ -266,3 +266,13 @@ def test_concurrent_first_lookups(clean_registry):
     with ThreadPoolExecutor(8) as pool:
         classes = list(pool.map(registry.get_codec_class, names))
     assert all(cls.name == name for cls, name in zip(classes, names))
+
+
+@pytest.mark.skipif("numcodecs.zfpy" not in registry.known_codec_names(), reason="numcodecs without zfpy")
+def test_docstring_numcodecs_example():
+    from zarrdask.codecs.numcodecs_v3 import NumcodecsArrayBytesCodec
+
+    codec = registry.codec_from_json(
+        {"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}}, kind="array_bytes"
+    )
+    assert type(codec) is NumcodecsArrayBytesCodec and codec.name == "numcodecs.zfpy"

@@ -39,8 +39,7 @@ What zarr-python 3.1 cannot do, and what is compared instead:
 from __future__ import annotations
 
 import json
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

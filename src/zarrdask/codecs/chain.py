@@ -23,7 +23,28 @@ from ._buffers import scratch_array
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
 
 
-class CodecChain(ArrayBytesCodec):
+class _CodecList:
+    """JSON, equality and repr of a codec list (``codecs``)."""
+
+    codecs: tuple[Codec, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        return [c.to_json() for c in self.codecs]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"codecs": self.to_json()}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.codecs == other.codecs  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.codecs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self.codecs)!r})"
+
+
+class CodecChain(_CodecList, ArrayBytesCodec):
     """An ordered chain of codecs acting as one array→bytes codec."""
 
     name = "chain"
@@ -65,23 +86,8 @@ class CodecChain(ArrayBytesCodec):
         return self if ab is self.array_bytes else CodecChain(self.array_array, ab, self.bytes_bytes)  # type: ignore[arg-type]
 
     @property
-    def codecs(self) -> tuple[Codec, ...]:
+    def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
         return (*self.array_array, self.array_bytes, *self.bytes_bytes)
-
-    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
-        return [c.to_json() for c in self.codecs]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"codecs": self.to_json()}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CodecChain) and self.codecs == other.codecs
-
-    def __hash__(self) -> int:
-        return hash(self.codecs)
-
-    def __repr__(self) -> str:
-        return f"CodecChain({list(self.codecs)!r})"
 
     def _specs(self, spec: ChunkSpec) -> list[ChunkSpec]:
         """Decoded-side specs of each array→array codec, then the array→bytes one."""
@@ -207,7 +213,7 @@ class CodecChain(ArrayBytesCodec):
         target[:] = data
 
 
-class PendingCodecChain(ArrayBytesCodec):
+class PendingCodecChain(_CodecList, ArrayBytesCodec):
     """A codec list whose array→bytes codec is one of several ``numcodecs.<id>``
     codecs, decided only with the chunk's data type (a sharding codec's inner
     codecs read before the array's data type is known). :meth:`place` makes the
@@ -221,23 +227,8 @@ class PendingCodecChain(ArrayBytesCodec):
         self.key = key
 
     @property
-    def codecs(self) -> tuple[Codec, ...]:
+    def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
         return self.pending
-
-    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
-        return [c.to_json() for c in self.pending]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"codecs": self.to_json()}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PendingCodecChain) and self.pending == other.pending
-
-    def __hash__(self) -> int:
-        return hash(self.pending)
-
-    def __repr__(self) -> str:
-        return f"PendingCodecChain({list(self.pending)!r})"
 
     def place(self, spec: ChunkSpec) -> CodecChain:
         return CodecChain.from_codecs(self.pending, key=self.key, spec=spec)  # type: ignore[return-value]

@@ -17,10 +17,11 @@ any bytes→bytes codec is bytes→bytes. Without another array→bytes codec, t
 run of unplaced codecs left holds it: a run of one is it; in a longer run the
 first whose probe on the chunk spec reaching it says array→bytes is it
 (:meth:`~zarrdask.codecs.abc.UnplacedCodec.probe_kind`), the ones before are
-array→array. Tested examples: ``[numcodecs.delta?, bytes, numcodecs.zlib]``
-(any ids) → ``(array→array, bytes, bytes→bytes)``; ``[numcodecs.pcodec]`` →
-array→bytes; ``[numcodecs.bitround, numcodecs.zfpy, numcodecs.zlib]`` with a
-float64 spec → ``([bitround], zfpy, [zlib])``.
+array→array. Tested examples: ``[numcodecs.zlib, bytes, numcodecs.bz2,
+numcodecs.lz4]`` (whatever the ids) → ``(array→array, bytes, bytes→bytes,
+bytes→bytes)``; ``[numcodecs.pcodec]`` → array→bytes;
+``[numcodecs.bitround, numcodecs.zfpy, numcodecs.zlib]`` with a float64 spec →
+``([bitround], zfpy, [zlib])``.
 """
 
 from __future__ import annotations

@@ -132,15 +132,18 @@ class V2ArrayBytes(ArrayBytesCodec):
             return data if self.compressed else _memory_bytes(data)
         arr = np.asarray(chunk, dtype=spec.dtype)
         # the chunk in its order, as zarr-python hands it to the first filter / the compressor
-        data: Any = np.asfortranarray(arr) if spec.order == "F" else np.ascontiguousarray(arr)
+        data = self._encode_filters(
+            np.asfortranarray(arr) if spec.order == "F" else np.ascontiguousarray(arr), f"a chunk of {spec.dtype}"
+        )
+        return data if self.compressed else _memory_bytes(data)
+
+    def _encode_filters(self, data: Any, what: str) -> Any:
         try:
             for f in self.filters:
                 data = f.encode(data)
         except Exception as e:
-            raise CodecError(
-                f"filters {[f.codec_id for f in self.filters]}: cannot encode a chunk of {spec.dtype}: {e}"
-            ) from None
-        return data if self.compressed else _memory_bytes(data)
+            raise CodecError(f"filters {[f.codec_id for f in self.filters]}: cannot encode {what}: {e}") from None
+        return data
 
     def _encode_objects(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         from .vlen import coerce_vlen, is_vlen_dtype
@@ -154,15 +157,10 @@ class V2ArrayBytes(ArrayBytesCodec):
         data: Any = arr.ravel(order=spec.order)
         if not data.flags.writeable:  # numcodecs' object codecs take writable buffers only
             data = data.copy()
-        try:
-            for f in self.filters:
-                data = f.encode(data)
-        except Exception as e:
-            raise CodecError(
-                f"filters {[f.codec_id for f in self.filters]}: cannot encode the chunk (the first filter of a "
-                f"\"|O\" array must be an object codec, turning objects into bytes or an array): {e}"
-            ) from None
-        return data
+        return self._encode_filters(
+            data, 'the chunk (the first filter of a "|O" array must be an object codec, turning objects into bytes '
+            "or an array)"
+        )
 
     def _decode_filters(self, data: Any, key: str) -> Any:
         for f in reversed(self.filters):

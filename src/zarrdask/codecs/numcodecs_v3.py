@@ -184,7 +184,7 @@ def classify(codec: Numcodec, dtype: np.dtype, name: str = "") -> str:
     if isinstance(encoded, np.ndarray) and encoded.shape == sample.shape:
         return "array_array"
     try:
-        decoded = codec.decode(encoded)
+        decoded = decode_buffer(codec, encoded)
     except Exception:
         decoded = None
     typed = isinstance(decoded, np.ndarray) and decoded.dtype == dtype and dtype.itemsize > 1

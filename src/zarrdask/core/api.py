@@ -286,13 +286,21 @@ def create_array(
         ``crc32c`` index at the end). For full control pass a sharding codec as
         ``serializer`` instead; ``chunks`` is then the shard shape.
     filters
-        v2: numcodecs filters (or their ``{"id": ...}`` dicts); v3: array→array codecs.
+        v2: numcodecs filters (or their ``{"id": ...}`` dicts); with ``dtype=object``
+        a first filter that is an object codec (``json2``, ``pickle``, ``vlen-array``,
+        ...) keeps the elements plain objects. v3: array→array codecs.
     compressors
         v2: one numcodecs compressor; v3: bytes→bytes codecs. ``"auto"`` is zstd
         (level 0, i.e. zstd's default level) in both formats, as in zarr-python.
         ``None`` stores chunks uncompressed.
     serializer
         v3 only: the array→bytes codec; ``"auto"`` is ``bytes`` (little-endian).
+
+        In v3, ``filters``, ``serializer`` and ``compressors`` take zarrdask codecs,
+        the spec's JSON, zarr-python codec objects, numcodecs codec objects or
+        ``{"name": "numcodecs.<id>", ...}`` for any codec numcodecs can make; the
+        argument a numcodecs codec is given in is its kind (``serializer=`` for
+        ``zfpy`` or ``pcodec``).
     fill_value
         The value of unwritten elements; ``None`` means the type's zero (in v2
         it is stored as ``null``, as zarr-python does).
