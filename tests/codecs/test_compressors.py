@@ -15,7 +15,7 @@ import pytest
 from zarrdask.codecs.abc import ChunkSpec
 from zarrdask.codecs.blosc_codec import CNAMES, BloscCodec
 from zarrdask.codecs.gzip_codec import GzipCodec
-from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size
+from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size, split_frames
 from zarrdask.errors import ChecksumError, CodecError, CorruptChunkError
 
 SPEC = ChunkSpec((2500,), np.dtype("int32"), 0)
@@ -174,6 +174,19 @@ def test_zstd_multiple_frames():
     out = bytearray(len(DATA))
     codec.decode(two, SPEC, out=memoryview(out))
     assert bytes(out) == DATA
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+def test_zstd_frames_split(checksum):
+    codec = ZstdCodec(level=3, checksum=checksum)
+    a, b = codec.encode(DATA[:1000], SPEC), codec.encode(bytes(1000), SPEC)  # b: an RLE block
+    skippable = struct.pack("<II", 0x184D2A5E, 3) + b"xyz"
+    frames = split_frames(memoryview(a + skippable + b))
+    assert [bytes(f) for f in frames] == [a, b]
+    assert split_frames(memoryview(a[:-1])) is None  # a truncated frame
+    assert split_frames(memoryview(b"junk" * 3)) is None
+    # decoded frame by frame where numcodecs decodes only the first (numcodecs < 0.16)
+    assert bytes(codec.decode(a + skippable + b, SPEC)) == DATA[:1000] + bytes(1000)
 
 
 # -- blosc --------------------------------------------------------------------------

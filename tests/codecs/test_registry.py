@@ -15,10 +15,17 @@ from zarrdask.codecs.blosc_codec import BloscCodec
 from zarrdask.codecs.bytes_codec import BytesCodec
 from zarrdask.codecs.crc32c_codec import Crc32cCodec
 from zarrdask.codecs.gzip_codec import GzipCodec
-from zarrdask.codecs.numcodecs_v3 import Delta, Zlib
+from zarrdask.codecs.numcodecs_v3 import Delta, NumcodecsBytesBytesCodec, NumcodecsUnplaced
 from zarrdask.codecs.transpose import TransposeCodec
 from zarrdask.codecs.zstd_codec import ZstdCodec
 from zarrdask.errors import CodecError, MetadataError, UnknownCodecError
+
+
+try:  # numcodecs >= 0.16
+    numcodecs.Blosc(typesize=2)
+    BLOSC_HAS_TYPESIZE = True
+except TypeError:
+    BLOSC_HAS_TYPESIZE = False
 
 
 class EntryPointCodec(BytesBytesCodec):
@@ -157,7 +164,8 @@ def test_broken_entry_point(clean_registry, monkeypatch, value, match):
             {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}},
             BloscCodec("lz4", 1, "shuffle", 4, 0),
         ),
-        ({"name": "numcodecs.zlib", "configuration": {"level": 3}}, Zlib(level=3)),
+        ({"name": "numcodecs.zlib", "configuration": {"level": 3}}, NumcodecsUnplaced("zlib", level=3)),
+        ({"name": "numcodecs.delta", "configuration": {"dtype": "<f8"}}, Delta(dtype="<f8")),
     ],
     ids=repr,
 )
@@ -208,9 +216,9 @@ def test_third_party_from_config_type_errors_become_codec_errors(clean_registry)
         (numcodecs.Blosc(cname="lz4", clevel=2, shuffle=numcodecs.Blosc.BITSHUFFLE), BloscCodec("lz4", 2, "bitshuffle")),
         (numcodecs.Blosc(shuffle=numcodecs.Blosc.NOSHUFFLE, blocksize=256), BloscCodec("lz4", 5, "noshuffle", blocksize=256)),
         (numcodecs.Blosc(shuffle=numcodecs.Blosc.AUTOSHUFFLE), BloscCodec("lz4", 5, None)),
-        (numcodecs.Blosc(typesize=2), BloscCodec("lz4", 5, "shuffle", typesize=2)),
-        (numcodecs.CRC32C(), Crc32cCodec()),
-        (numcodecs.Zlib(level=4), Zlib(level=4)),
+        *([(numcodecs.Blosc(typesize=2), BloscCodec("lz4", 5, "shuffle", typesize=2))] if BLOSC_HAS_TYPESIZE else []),
+        *([(numcodecs.CRC32C(), Crc32cCodec())] if hasattr(numcodecs, "CRC32C") else []),  # numcodecs >= 0.14
+        (numcodecs.Zlib(level=4), NumcodecsUnplaced("zlib", level=4)),
         (numcodecs.Delta(dtype="<i4"), Delta(dtype="<i4", astype="<i4")),
     ],
     ids=repr,
@@ -219,14 +227,36 @@ def test_numcodecs_objects(numcodec, expected):
     assert registry.codec_from_json(numcodec) == expected
 
 
+@pytest.mark.skipif(not hasattr(numcodecs, "CRC32C"), reason="numcodecs < 0.14 has no crc32c")
 def test_numcodecs_crc32c_at_the_start_stays_a_numcodecs_codec():
     codec = registry.codec_from_json(numcodecs.CRC32C(location="start"))
     assert codec.name == "numcodecs.crc32c"
 
 
-def test_numcodecs_object_without_v3_form():
-    with pytest.raises(UnknownCodecError, match="zarr.json.*categorize"):
-        registry.codec_from_json(numcodecs.Categorize(["a"], dtype="U1"))
+def test_the_expected_kind_decides_a_numcodecs_codec():
+    assert registry.codec_from_json(numcodecs.Zlib(level=4), kind="bytes_bytes") == NumcodecsBytesBytesCodec("zlib", level=4)
+    # where a compressor goes, zstd / gzip / blosc / crc32c become the v3 core codecs
+    assert registry.codec_from_json(numcodecs.Zstd(level=3), kind="bytes_bytes") == ZstdCodec(3, False)
+    # elsewhere they stay numcodecs codecs
+    assert registry.codec_from_json(numcodecs.Zstd(level=3), kind="array_bytes").name == "numcodecs.zstd"
+    categorize = registry.codec_from_json(numcodecs.Categorize(["a"], dtype="U1"), kind="array_array")
+    assert categorize.kind == "array_array" and categorize.to_json()["name"] == "numcodecs.categorize"
+
+
+def test_every_numcodecs_id_is_a_codec_name():
+    from zarrdask.codecs.numcodecs_registry import numcodecs_ids
+
+    names = registry.known_codec_names()
+    assert all(f"numcodecs.{i}" in names for i in numcodecs_ids())
+    assert registry.get_codec_class("numcodecs.zlib") is NumcodecsUnplaced
+    assert registry.get_codec_class("numcodecs.delta") is Delta
+
+
+def test_a_numcodecs_name_numcodecs_does_not_know():
+    with pytest.raises(UnknownCodecError, match=r"a/zarr.json: codec 'numcodecs.no-such'.*has no codec 'no-such'"):
+        registry.codec_from_json({"name": "numcodecs.no-such", "configuration": {}}, key="a/zarr.json")
+    with pytest.raises(UnknownCodecError, match="'numcodecs.codecs' entry-point group"):
+        registry.get_codec_class("numcodecs.no-such")
 
 
 def test_concurrent_first_lookups(clean_registry):
@@ -236,3 +266,13 @@ def test_concurrent_first_lookups(clean_registry):
     with ThreadPoolExecutor(8) as pool:
         classes = list(pool.map(registry.get_codec_class, names))
     assert all(cls.name == name for cls, name in zip(classes, names))
+
+
+@pytest.mark.skipif("numcodecs.zfpy" not in registry.known_codec_names(), reason="numcodecs without zfpy")
+def test_docstring_numcodecs_example():
+    from zarrdask.codecs.numcodecs_v3 import NumcodecsArrayBytesCodec
+
+    codec = registry.codec_from_json(
+        {"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}}, kind="array_bytes"
+    )
+    assert type(codec) is NumcodecsArrayBytesCodec and codec.name == "numcodecs.zfpy"

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from ..storage.byte_range import ByteRequest
 
 
+def _same_object(value: Any, fill_value: Any) -> bool:
+    """``value == fill_value`` for one element of an object array (arrays compare whole)."""
+    if isinstance(value, np.ndarray) or isinstance(fill_value, np.ndarray):
+        return isinstance(value, np.ndarray) and isinstance(fill_value, np.ndarray) and np.array_equal(value, fill_value)
+    try:
+        return bool(value == fill_value)
+    except (TypeError, ValueError):
+        return False
+
+
 def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN).
 
@@ -37,6 +47,8 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     """
     if chunk.size == 0:
         return True
+    if chunk.dtype.hasobject:  # bytes, or any objects (json2, vlen-array: arrays)
+        return all(_same_object(v, fill_value) for v in chunk.reshape(-1))
     fill = np.asarray(fill_value, dtype=chunk.dtype)
     if chunk.dtype.kind == "V":
         fill_bytes = fill.tobytes()
@@ -126,6 +138,12 @@ class Codec:
         what is recorded in new array metadata. ``spec`` is the codec's decoded side."""
         return self
 
+    def place(self, spec: ChunkSpec) -> "Codec":
+        """This codec with the kinds of the codecs it contains decided for
+        chunks of ``spec`` (see :class:`UnplacedCodec`); only codecs holding a
+        codec list (a chain, ``sharding_indexed``) change."""
+        return self
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
 
@@ -134,6 +152,23 @@ class Codec:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.get_config()})"
+
+
+class UnplacedCodec(Codec):
+    """A codec whose JSON does not state its kind (``numcodecs.<id>``): its
+    position in a codec list decides it
+    (:func:`~zarrdask.codecs.chain_validate.place_codecs`)."""
+
+    kind: ClassVar[str] = "unplaced"
+
+    def placed(self, kind: str) -> Codec:
+        """This codec as a codec of ``kind`` (``"array_array"``, ...)."""
+        raise NotImplementedError
+
+    def probe_kind(self, spec: ChunkSpec) -> str:
+        """The kind this codec acts as on chunks of ``spec`` (used only where the
+        position leaves it open)."""
+        raise NotImplementedError
 
 
 class ArrayArrayCodec(Codec):

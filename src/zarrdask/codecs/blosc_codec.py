@@ -21,7 +21,9 @@ written even with ``"noshuffle"``, since Blosc records it in its header and
 uses it to pick the automatic block size).
 
 Thread safety: compression runs in numcodecs' ``Blosc`` (one object per
-codec and typesize, created once). zarrdask does not touch the process-wide
+codec and shuffle, created once; the data is handed to it as items of
+``typesize`` bytes, which is how every numcodecs version >= 0.13 takes the
+type size). zarrdask does not touch the process-wide
 ``numcodecs.blosc.use_threads``. In numcodecs' default mode (``None``), calls
 from any thread other than the main thread use Blosc's contextual API
 (``blosc_compress_ctx`` / ``blosc_decompress_ctx``: no shared state, GIL
@@ -41,7 +43,9 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+import numcodecs
 import numcodecs.blosc as _blosc
+import numpy as np
 from numcodecs.blosc import Blosc
 
 from ..errors import CodecError, CorruptChunkError
@@ -103,7 +107,7 @@ class BloscCodec(BytesBytesCodec):
         self.shuffle = shuffle
         self.typesize = None if typesize is None else _check_int("typesize", typesize, 1)
         self.blocksize = _check_int("blocksize", blocksize, 0)
-        self._compressors: dict[tuple[int, int], Blosc] = {}
+        self._compressors: dict[tuple[int, int | None], Blosc] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -163,20 +167,32 @@ class BloscCodec(BytesBytesCodec):
             )
 
     # -- encode / decode -----------------------------------------------------
-    def _compressor(self, typesize: int, shuffle: str) -> Blosc:
-        k = (typesize, SHUFFLES[shuffle])
+    def _compressor(self, shuffle: str, typesize: int | None = None) -> Blosc:
+        k = (SHUFFLES[shuffle], typesize)
         compressor = self._compressors.get(k)
         if compressor is None:
             self._check_available()
-            compressor = Blosc(
-                cname=self.cname, clevel=self.clevel, shuffle=k[1], blocksize=self.blocksize, typesize=typesize
-            )
+            extra = {} if typesize is None else {"typesize": typesize}
+            compressor = Blosc(cname=self.cname, clevel=self.clevel, shuffle=k[0], blocksize=self.blocksize, **extra)
             self._compressors[k] = compressor  # races only build an equal object
         return compressor
 
     def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes:
         typesize, shuffle = self._chosen(spec)
-        return self._compressor(typesize, shuffle).encode(byte_view(data))
+        mv = byte_view(data)
+        if mv.nbytes % typesize == 0:
+            # numcodecs' Blosc takes the type size from the item size of what it is
+            # given (every numcodecs version; the `typesize` argument came in 0.16)
+            items = np.frombuffer(mv, dtype=f"V{typesize}") if typesize > 1 else mv
+            return self._compressor(shuffle).encode(items)
+        try:
+            compressor = self._compressor(shuffle, typesize)
+        except TypeError:
+            raise CodecError(
+                f"codec 'blosc': typesize {typesize} does not divide the {mv.nbytes} bytes to compress, "
+                f"which numcodecs {numcodecs.__version__} cannot compress (numcodecs >= 0.16 can)"
+            ) from None
+        return compressor.encode(mv)
 
     def decode(
         self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None

@@ -18,12 +18,33 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import CorruptChunkError
+from ..errors import CodecError, CorruptChunkError
 from ._buffers import scratch_array
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
 
 
-class CodecChain(ArrayBytesCodec):
+class _CodecList:
+    """JSON, equality and repr of a codec list (``codecs``)."""
+
+    codecs: tuple[Codec, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        return [c.to_json() for c in self.codecs]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"codecs": self.to_json()}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.codecs == other.codecs  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.codecs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self.codecs)!r})"
+
+
+class CodecChain(_CodecList, ArrayBytesCodec):
     """An ordered chain of codecs acting as one array→bytes codec."""
 
     name = "chain"
@@ -39,31 +60,34 @@ class CodecChain(ArrayBytesCodec):
         self.bytes_bytes = tuple(bytes_bytes)
 
     @classmethod
-    def from_codecs(cls, codecs: Sequence[Codec], *, key: str = "zarr.json") -> "CodecChain":
-        """Build a chain from codec objects, checking the order rules of v3 core."""
-        from .chain_validate import validate_chain
+    def from_codecs(
+        cls, codecs: Sequence[Codec], *, key: str = "zarr.json", spec: ChunkSpec | None = None
+    ) -> "CodecChain | PendingCodecChain":
+        """Build a chain from codec objects, checking the order rules of v3 core.
 
-        aa, ab, bb = validate_chain(codecs, key=key)
-        return cls(aa, ab, bb)
+        Codecs whose kind their JSON leaves open (``numcodecs.<id>``) are placed
+        by their position (:func:`~zarrdask.codecs.chain_validate.place_codecs`);
+        with ``spec`` (the chain's decoded side) every codec inside is placed,
+        down into a sharding codec's inner chain. Without ``spec``, a list whose
+        array→bytes codec only the data type can tell gives a
+        :class:`PendingCodecChain`.
+        """
+        from .chain_validate import place_codecs, validate_chain
+
+        placed = place_codecs(codecs, key=key, spec=spec)
+        if placed is None:
+            return PendingCodecChain(codecs, key=key)
+        aa, ab, bb = validate_chain(placed, key=key)
+        chain = cls(aa, ab, bb)
+        return chain.place(spec) if spec is not None else chain
+
+    def place(self, spec: ChunkSpec) -> "CodecChain":
+        ab = self.array_bytes.place(self.resolve(spec))
+        return self if ab is self.array_bytes else CodecChain(self.array_array, ab, self.bytes_bytes)  # type: ignore[arg-type]
 
     @property
-    def codecs(self) -> tuple[Codec, ...]:
+    def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
         return (*self.array_array, self.array_bytes, *self.bytes_bytes)
-
-    def to_json(self) -> list[dict[str, Any]]:  # type: ignore[override]
-        return [c.to_json() for c in self.codecs]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"codecs": self.to_json()}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CodecChain) and self.codecs == other.codecs
-
-    def __hash__(self) -> int:
-        return hash(self.codecs)
-
-    def __repr__(self) -> str:
-        return f"CodecChain({list(self.codecs)!r})"
 
     def _specs(self, spec: ChunkSpec) -> list[ChunkSpec]:
         """Decoded-side specs of each array→array codec, then the array→bytes one."""
@@ -187,3 +211,41 @@ class CodecChain(ArrayBytesCodec):
                 f"chunk {key!r}: holds {len(data)} bytes, expected {len(target)}"
             )
         target[:] = data
+
+
+class PendingCodecChain(_CodecList, ArrayBytesCodec):
+    """A codec list whose array→bytes codec is one of several ``numcodecs.<id>``
+    codecs, decided only with the chunk's data type (a sharding codec's inner
+    codecs read before the array's data type is known). :meth:`place` makes the
+    :class:`CodecChain`; an array places its codecs when it is opened, so
+    encoding and decoding never see this class."""
+
+    name = "chain"
+
+    def __init__(self, codecs: Sequence[Codec], *, key: str = "zarr.json") -> None:
+        self.pending = tuple(codecs)
+        self.key = key
+
+    @property
+    def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
+        return self.pending
+
+    def place(self, spec: ChunkSpec) -> CodecChain:
+        return CodecChain.from_codecs(self.pending, key=self.key, spec=spec)  # type: ignore[return-value]
+
+    def validate(self, spec: ChunkSpec) -> None:
+        self.place(spec).validate(spec)
+
+    def evolve(self, spec: ChunkSpec) -> CodecChain:
+        return self.place(spec).evolve(spec)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return self.place(spec).resolve(spec)
+
+    def _unplaced(self, *args: Any, **kwargs: Any) -> Any:
+        raise CodecError(
+            f"{self.key}: the codecs {[c.name for c in self.pending]} are not placed yet; "
+            "call place(spec) with the chunk spec first"
+        )
+
+    encode = decode = decode_into = encode_partial = encoded_size = raw_target = _unplaced  # type: ignore[assignment]

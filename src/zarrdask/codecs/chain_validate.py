@@ -8,6 +8,20 @@ following form: zero or more ``array -> array`` codecs; followed by exactly one
 Tested example: ``[transpose, bytes, gzip, crc32c]`` splits into
 ``([transpose], bytes, [gzip, crc32c])``; ``[gzip, bytes]`` fails with
 ``zarr.json: codecs[0] ('gzip') is a bytes→bytes codec before the array→bytes codec``.
+
+The same rule decides the kind of a codec whose JSON does not state it
+(:class:`~zarrdask.codecs.abc.UnplacedCodec`, i.e. ``numcodecs.<id>``):
+:func:`place_codecs`. One before the array→bytes codec or before any
+array→array codec is array→array; one after the array→bytes codec or after
+any bytes→bytes codec is bytes→bytes. Without another array→bytes codec, the
+run of unplaced codecs left holds it: a run of one is it; in a longer run the
+first whose probe on the chunk spec reaching it says array→bytes is it
+(:meth:`~zarrdask.codecs.abc.UnplacedCodec.probe_kind`), the ones before are
+array→array. Tested examples: ``[numcodecs.zlib, bytes, numcodecs.bz2,
+numcodecs.lz4]`` (whatever the ids) → ``(array→array, bytes, bytes→bytes,
+bytes→bytes)``; ``[numcodecs.pcodec]`` → array→bytes;
+``[numcodecs.bitround, numcodecs.zfpy, numcodecs.zlib]`` with a float64 spec →
+``([bitround], zfpy, [zlib])``.
 """
 
 from __future__ import annotations
@@ -15,9 +29,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import MetadataError
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, Codec
+from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, UnplacedCodec
 
-__all__ = ["validate_chain"]
+__all__ = ["validate_chain", "place_codecs"]
+
 
 def _kind(codec: object) -> str | None:
     if isinstance(codec, ArrayArrayCodec):
@@ -29,19 +44,89 @@ def _kind(codec: object) -> str | None:
     return None
 
 
+def _label(i: int, codec: Codec) -> str:
+    return f"codecs[{i}] ({getattr(codec, 'name', '') or type(codec).__name__!r})"
+
+
+def place_codecs(codecs: Sequence[Codec], *, key: str = "zarr.json", spec: ChunkSpec | None = None) -> list[Codec] | None:
+    """``codecs`` with every :class:`UnplacedCodec` replaced by the codec of the
+    kind its position gives (see the module docstring).
+
+    ``spec`` (the decoded side of the list) is needed only when a run of two or
+    more unplaced codecs holds the array→bytes codec: without it the result is
+    ``None`` (undecided). A run in which no codec turns the chunk into bytes
+    raises :class:`MetadataError` naming ``key``.
+    """
+    if not any(isinstance(c, UnplacedCodec) for c in codecs):
+        return list(codecs)
+    kinds = [_kind(c) for c in codecs]
+    placed = list(codecs)
+    n = len(codecs)
+    if "array_bytes" in kinds:
+        low = high = kinds.index("array_bytes")
+    else:
+        low = max((i for i, k in enumerate(kinds) if k == "array_array"), default=-1)
+        high = min((i for i, k in enumerate(kinds) if k == "bytes_bytes"), default=n)
+    run = []
+    for i, codec in enumerate(codecs):
+        if isinstance(codec, UnplacedCodec):
+            if i < low:
+                placed[i] = codec.placed("array_array")
+            elif i > high:
+                placed[i] = codec.placed("bytes_bytes")
+            else:
+                run.append(i)
+    if len(run) == 1:
+        placed[run[0]] = codecs[run[0]].placed("array_bytes")  # type: ignore[attr-defined]
+    elif run:
+        if spec is None:
+            return None
+        for codec in placed[: run[0]]:  # array→array codecs, all placed
+            spec = codec.resolve(spec)
+        for j, i in enumerate(run):
+            codec = codecs[i]
+            kind = codec.probe_kind(spec)  # type: ignore[attr-defined]
+            if kind == "array_bytes":
+                placed[i] = codec.placed("array_bytes")  # type: ignore[attr-defined]
+                for rest in run[j + 1 :]:
+                    placed[rest] = codecs[rest].placed("bytes_bytes")  # type: ignore[attr-defined]
+                return placed
+            if kind == "bytes_bytes":
+                raise MetadataError(
+                    f"{key}: {_label(i, codec)} acts on the bytes of {spec.dtype} chunks (a bytes→bytes codec), "
+                    f"but no array→bytes codec comes before it (codecs {[c.name for c in codecs]})"
+                )
+            placed[i] = codec.placed("array_array")  # type: ignore[attr-defined]
+            spec = placed[i].resolve(spec)
+        raise MetadataError(
+            f"{key}: none of {', '.join(_label(i, codecs[i]) for i in run)} turns a chunk of {spec.dtype} into "
+            "bytes; a codec list needs exactly one array→bytes codec"
+        )
+    return placed
+
+
 def validate_chain(
-    codecs: Sequence[Codec], *, key: str = "zarr.json"
+    codecs: Sequence[Codec], *, key: str = "zarr.json", spec: ChunkSpec | None = None
 ) -> tuple[list[ArrayArrayCodec], ArrayBytesCodec, list[BytesBytesCodec]]:
     """Split ``codecs`` into (array→array codecs, the array→bytes codec,
     bytes→bytes codecs), raising :class:`MetadataError` naming ``key`` and the
-    position of the first codec out of place."""
+    position of the first codec out of place. Unplaced codecs are placed first
+    (:func:`place_codecs`; ``spec`` is needed when their position leaves the
+    array→bytes codec open)."""
+    placed = place_codecs(codecs, key=key, spec=spec)
+    if placed is None:
+        raise MetadataError(
+            f"{key}: the codecs {[getattr(c, 'name', c) for c in codecs]} leave open which numcodecs codec "
+            "is the array→bytes codec; it is decided from the chunk's data type, which is not known here"
+        )
+    codecs = placed
     array_array: list[ArrayArrayCodec] = []
     array_bytes: ArrayBytesCodec | None = None
     ab_index = -1
     bytes_bytes: list[BytesBytesCodec] = []
     for i, codec in enumerate(codecs):
         kind = _kind(codec)
-        label = f"codecs[{i}] ({getattr(codec, 'name', '') or type(codec).__name__!r})"
+        label = _label(i, codec)
         if kind is None:
             raise MetadataError(f"{key}: {label} is not a zarrdask codec: {codec!r}")
         if kind == "array_array":

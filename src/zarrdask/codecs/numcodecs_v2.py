@@ -4,26 +4,43 @@ The Zarr v2 spec ("Chunks", "Filters"): a chunk's bytes are its elements in the
 array's ``order`` (C or F); filters are applied in order to encode, then the
 primary compressor; decoding runs the compressor, then the filters in reverse.
 Here the filters plus the layout step form one array→bytes codec
-(:class:`V2ArrayBytes`) and the compressor the matching bytes→bytes codec
-(``zstd``, ``blosc``, ``gzip`` or a ``numcodecs.<id>`` wrapper), so a v2 array runs through the same
+(:class:`V2ArrayBytes`) and the compressor a bytes→bytes codec
+(:class:`V2Compressor`), so a v2 array runs through the same
 :class:`~zarrdask.codecs.chain.CodecChain` as a v3 array.
 
-Example: ``{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}`` as the
-compressor with ``[{"id": "delta", "dtype": "<f8"}]`` as filters.
+Any codec numcodecs can make is accepted as a filter or as the compressor
+(:mod:`~zarrdask.codecs.numcodecs_registry`; an id numcodecs does not know
+raises :class:`~zarrdask.errors.UnknownCodecError` saying what to install).
+Each gets exactly what zarr-python (2 and 3) hands it, so the chunks are the
+same bytes: the first filter gets the chunk as an array in the array's order,
+each next one the previous one's output, and the compressor the last output —
+the typed chunk itself when there are no filters. Compressors that look at the
+array (``zfpy``, ``pcodec``, ``json2``; ``blosc``, which takes its type size
+from the item size of what it is given) therefore write what zarr-python
+writes. Decoding a ``zstd``, ``gzip``, ``blosc`` or ``crc32c`` compressor runs
+the matching v3 codec, which checks sizes and decompresses straight into the
+caller's buffer; other compressors decode through numcodecs.
+
+Examples (each compared with zarr-python 3's ``.zarray`` and chunk bytes):
+``{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}`` as the
+compressor with ``[{"id": "delta", "dtype": "<f8"}]`` as filters;
+``{"id": "zfpy", "mode": 4, "tolerance": 0.01}`` as the compressor of a
+``<f8`` array; ``[{"id": "vlen-utf8"}]`` as the filters of a ``|O`` array.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numcodecs
 import numpy as np
 from numcodecs.abc import Codec as NumcodecsCodec
 
-from ..errors import CodecError, CorruptChunkError, UnknownCodecError
+from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view, size_error
-from .abc import ArrayBytesCodec, ChunkSpec
+from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
 from .chain import CodecChain
+from .numcodecs_registry import REFUSED, get_numcodec
+from .numcodecs_v3 import NumcodecsBytesBytesCodec
 
 
 def numcodecs_from_config(config: dict[str, Any] | NumcodecsCodec, *, key: str = ".zarray") -> NumcodecsCodec:
@@ -32,48 +49,71 @@ def numcodecs_from_config(config: dict[str, Any] | NumcodecsCodec, *, key: str =
         return config
     if not isinstance(config, dict) or not isinstance(config.get("id"), str):
         raise CodecError(f"{key}: a codec configuration must be an object with an 'id', found {config!r}")
-    try:
-        return numcodecs.get_codec(dict(config))
-    except ValueError as e:
-        if "codec not available" in str(e):
-            raise UnknownCodecError(f"{key}: unknown codec id {config['id']!r}") from None
-        raise CodecError(f"{key}: invalid configuration for codec {config['id']!r}: {e}") from None
-    except TypeError as e:
-        raise CodecError(f"{key}: invalid configuration for codec {config['id']!r}: {e}") from None
+    return get_numcodec(config, where=key)
 
 
-#: numcodecs ids of codecs that turn an object array into bytes (one must be
-#: the first filter of a ``"|O"`` array: v2 spec "Data type encoding")
-OBJECT_CODEC_IDS = frozenset(
-    {"vlen-utf8", "vlen-bytes", "vlen-array", "json", "json2", "pickle", "msgpack", "msgpack2", "categorize"}
-)
+def _memory_bytes(data: Any) -> memoryview:
+    """The bytes of ``data`` in memory order (an F-ordered array stays F-ordered),
+    as numcodecs' ``ensure_bytes`` gives them."""
+    if isinstance(data, np.ndarray) and data.ndim > 1 and data.flags.f_contiguous and not data.flags.c_contiguous:
+        return byte_view(data.T)
+    return byte_view(data)
+
+
+def _object_samples() -> list[np.ndarray]:
+    """One-element object arrays of the element kinds numcodecs' object codecs take."""
+    out = []
+    for item in ("a", b"a", np.arange(2, dtype="i4")):
+        arr = np.empty(1, dtype=object)
+        arr[0] = item
+        out.append(arr)
+    return out
+
+
+def is_object_codec(codec: NumcodecsCodec) -> bool:
+    """Whether ``codec`` turns an object array (of strings, bytes or arrays)
+    into something without objects (bytes, a ``uint8`` array): what the first
+    filter of a ``"|O"`` array must do. A probe, not a list of ids."""
+    for sample in _object_samples():
+        try:
+            encoded = codec.encode(sample)
+        except Exception:
+            continue
+        if not (isinstance(encoded, np.ndarray) and encoded.dtype.hasobject):
+            return True
+    return False
 
 
 class V2ArrayBytes(ArrayBytesCodec):
     """The v2 layout step: elements in ``order`` (C/F), then the v2 filters.
 
     Object arrays (``"|O"``: variable-length strings and bytes, in memory
-    ``StringDType`` for ``vlen-utf8`` and ``object`` otherwise) need an object
-    codec as the first filter, which turns the elements into bytes.
+    ``StringDType`` for ``vlen-utf8`` and ``object`` otherwise) have an object
+    codec as the first filter (v2 spec, "Data type encoding"), which turns the
+    elements into bytes or an array: ``vlen-utf8``, ``vlen-bytes``,
+    ``vlen-array``, ``json2``, ``msgpack2``, ``pickle``, ``categorize`` or any
+    other codec numcodecs has for objects.
     """
 
     name = "v2"
 
-    def __init__(self, filters: Sequence[NumcodecsCodec] = ()) -> None:
+    def __init__(self, filters: Sequence[NumcodecsCodec] = (), *, compressed: bool = False) -> None:
         self.filters = tuple(filters)
+        #: a compressor follows: ``encode`` returns what it gets (an array, as in
+        #: zarr-python), not bytes
+        self.compressed = compressed
 
     def get_config(self) -> dict[str, Any]:
         return {"filters": [f.get_config() for f in self.filters]}
 
     @property
     def object_codec_id(self) -> str | None:
-        """The id of the first filter when it is an object codec (``"vlen-utf8"``, ...)."""
-        codec_id = getattr(self.filters[0], "codec_id", None) if self.filters else None
-        return codec_id if codec_id in OBJECT_CODEC_IDS else None
+        """The id of the first filter: the object codec of an object array."""
+        return getattr(self.filters[0], "codec_id", None) if self.filters else None
 
     def validate(self, spec: ChunkSpec) -> None:
         codec_id = self.object_codec_id
-        if spec.dtype.hasobject and codec_id is None:
+        if spec.dtype.hasobject and (codec_id is None or not is_object_codec(self.filters[0])):
             raise CodecError(
                 f"a Zarr v2 array of dtype \"|O\" needs an object codec as its first filter "
                 f"(e.g. {{\"id\": \"vlen-utf8\"}} for strings, {{\"id\": \"vlen-bytes\"}} for bytes); "
@@ -88,15 +128,21 @@ class V2ArrayBytes(ArrayBytesCodec):
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         if spec.dtype.hasobject:
-            return self._encode_objects(chunk, spec)
+            data = self._encode_objects(chunk, spec)
+            return data if self.compressed else _memory_bytes(data)
         arr = np.asarray(chunk, dtype=spec.dtype)
-        arr = np.asfortranarray(arr) if spec.order == "F" else np.ascontiguousarray(arr)
-        data: Any = arr
-        if not self.filters:
-            return byte_view(arr.T if spec.order == "F" else arr)
-        data = arr.ravel(order="K")
-        for f in self.filters:
-            data = f.encode(data)
+        # the chunk in its order, as zarr-python hands it to the first filter / the compressor
+        data = self._encode_filters(
+            np.asfortranarray(arr) if spec.order == "F" else np.ascontiguousarray(arr), f"a chunk of {spec.dtype}"
+        )
+        return data if self.compressed else _memory_bytes(data)
+
+    def _encode_filters(self, data: Any, what: str) -> Any:
+        try:
+            for f in self.filters:
+                data = f.encode(data)
+        except Exception as e:
+            raise CodecError(f"filters {[f.codec_id for f in self.filters]}: cannot encode {what}: {e}") from None
         return data
 
     def _encode_objects(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
@@ -111,12 +157,10 @@ class V2ArrayBytes(ArrayBytesCodec):
         data: Any = arr.ravel(order=spec.order)
         if not data.flags.writeable:  # numcodecs' object codecs take writable buffers only
             data = data.copy()
-        try:
-            for f in self.filters:
-                data = f.encode(data)
-        except (TypeError, ValueError, UnicodeEncodeError) as e:
-            raise CodecError(f"filters {[f.codec_id for f in self.filters]}: cannot encode the chunk: {e}") from None
-        return data
+        return self._encode_filters(
+            data, 'the chunk (the first filter of a "|O" array must be an object codec, turning objects into bytes '
+            "or an array)"
+        )
 
     def _decode_filters(self, data: Any, key: str) -> Any:
         for f in reversed(self.filters):
@@ -126,6 +170,8 @@ class V2ArrayBytes(ArrayBytesCodec):
                 raise CorruptChunkError(
                     f"chunk {key!r}: filter {f.codec_id}: an element is not valid UTF-8: {e}"
                 ) from None
+            except REFUSED as e:
+                raise CodecError(f"chunk {key!r}: filter {f.codec_id} refuses to decode it: {e}") from None
             except Exception as e:
                 raise CorruptChunkError(f"chunk {key!r}: filter {f.codec_id} could not decode it: {e}") from None
         return data
@@ -157,14 +203,14 @@ class V2ArrayBytes(ArrayBytesCodec):
         if spec.dtype.hasobject:
             arr = self._objects(data, spec, key)
             return arr if arr.dtype == spec.dtype else arr.astype(spec.dtype)
-        if isinstance(data, np.ndarray) and data.dtype == spec.dtype:
-            arr = data
-        else:
-            buf = memoryview(data) if not isinstance(data, np.ndarray) else data
-            try:
-                arr = np.frombuffer(buf, dtype=spec.dtype)
-            except ValueError:
-                raise size_error(key, "v2 filters", memoryview(data).nbytes, spec.nbytes) from None
+        try:
+            if isinstance(data, np.ndarray):  # as zarr-python: the elements in memory order, viewed as the dtype
+                arr = data.reshape(-1, order="A")
+                arr = arr if arr.dtype == spec.dtype else np.ascontiguousarray(arr).view(spec.dtype)
+            else:
+                arr = np.frombuffer(memoryview(data), dtype=spec.dtype)
+        except ValueError:
+            raise size_error(key, "v2 filters", memoryview(byte_view(data)).nbytes, spec.nbytes) from None
         n = int(np.prod(spec.shape, dtype=np.int64))
         if arr.size != n:
             raise size_error(key, "v2 filters", arr.size * spec.dtype.itemsize, spec.nbytes)
@@ -185,6 +231,38 @@ class V2ArrayBytes(ArrayBytesCodec):
         return None if self.filters else spec.nbytes
 
 
+class V2Compressor(NumcodecsBytesBytesCodec):
+    """A v2 compressor: numcodecs encodes what the filters (or the layout step)
+    hand it — an array, as in zarr-python — and decodes; ``zstd``, ``gzip``,
+    ``blosc`` and ``crc32c`` decode through the matching v3 codec (size checks,
+    straight into the caller's buffer)."""
+
+    def __init__(self, codec: NumcodecsCodec) -> None:
+        config = dict(codec.get_config())
+        codec_id = config.pop("id", codec.codec_id)
+        super().__init__(codec_id, **config)
+        self._numcodecs[()] = codec
+        from .registry import _core_compressor
+
+        self._decoder: BytesBytesCodec | None = _core_compressor(codec, codec_id, config)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"codec": self._numcodecs[()]}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["codec"])  # type: ignore[misc]
+
+    def _encode_input(self, data: Any) -> Any:
+        return data
+
+    def decode(
+        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
+    ) -> bytes | memoryview:
+        if self._decoder is not None:
+            return self._decoder.decode(data, spec, key, out)
+        return super().decode(data, spec, key, out)
+
+
 def v2_chain(
     filters: Sequence[dict[str, Any] | NumcodecsCodec] | None,
     compressor: dict[str, Any] | NumcodecsCodec | None,
@@ -193,9 +271,5 @@ def v2_chain(
 ) -> CodecChain:
     """The codec chain of a v2 array."""
     fs = [numcodecs_from_config(f, key=key) for f in (filters or ())]
-    from .registry import codec_from_json
-
-    # the compressor runs as the matching v3 codec: the same bytes as numcodecs
-    # writes, with typesize taken from the dtype and decoding straight into `out`
-    bb = [codec_from_json(numcodecs_from_config(compressor, key=key), key=key)] if compressor else []
-    return CodecChain([], V2ArrayBytes(fs), bb)
+    bb = [V2Compressor(numcodecs_from_config(compressor, key=key))] if compressor else []
+    return CodecChain([], V2ArrayBytes(fs, compressed=bool(bb)), bb)

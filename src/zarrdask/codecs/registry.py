@@ -12,13 +12,19 @@ Where a name is looked up, in order:
    imports no codec module;
 3. the entry-point group ``zarrdask.codecs`` (name = codec name, value =
    ``"package.module:ClassName"``), scanned once on the first lookup that
-   reaches it and each entry loaded only when its name is asked for.
+   reaches it and each entry loaded only when its name is asked for;
+4. ``numcodecs.<id>``: any codec numcodecs can make
+   (:mod:`~zarrdask.codecs.numcodecs_v3`; its kind comes from the ``kind``
+   argument of :func:`codec_from_json` — the place a codec is given when an
+   array is created — or else from its position in the codec list).
 
 Tested examples::
 
     codec_from_json({"name": "gzip", "configuration": {"level": 1}})  # GzipCodec(level=1)
     codec_from_json("crc32c")                                         # Crc32cCodec()
     codec_from_json(numcodecs.Blosc(cname="lz4"))                     # BloscCodec(cname="lz4", ...)
+    codec_from_json({"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}},
+                    kind="array_bytes")                               # NumcodecsArrayBytesCodec
 
 A third-party package makes its codec available with::
 
@@ -40,6 +46,7 @@ from .abc import Codec
 
 __all__ = [
     "BUILTIN_CODECS",
+    "NUMCODECS_PREFIX",
     "ENTRY_POINT_GROUP",
     "register_codec",
     "get_codec_class",
@@ -48,8 +55,6 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "zarrdask.codecs"
-
-_NC = "zarrdask.codecs.numcodecs_v3"
 
 #: built-in codecs: name → "module:ClassName", imported on first lookup
 BUILTIN_CODECS: dict[str, str] = {
@@ -66,27 +71,10 @@ BUILTIN_CODECS: dict[str, str] = {
     "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
     # draft ZEP 7 layout (no registered name yet), opt-in
     "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
-    # numcodecs codecs as zarr-python 3 writes them
-    "numcodecs.delta": f"{_NC}:Delta",
-    "numcodecs.fixedscaleoffset": f"{_NC}:FixedScaleOffset",
-    "numcodecs.quantize": f"{_NC}:Quantize",
-    "numcodecs.bitround": f"{_NC}:BitRound",
-    "numcodecs.astype": f"{_NC}:AsType",
-    "numcodecs.packbits": f"{_NC}:PackBits",
-    "numcodecs.zlib": f"{_NC}:Zlib",
-    "numcodecs.bz2": f"{_NC}:BZ2",
-    "numcodecs.lzma": f"{_NC}:LZMA",
-    "numcodecs.lz4": f"{_NC}:LZ4",
-    "numcodecs.gzip": f"{_NC}:GZip",
-    "numcodecs.zstd": f"{_NC}:Zstd",
-    "numcodecs.blosc": f"{_NC}:Blosc",
-    "numcodecs.shuffle": f"{_NC}:Shuffle",
-    "numcodecs.crc32": f"{_NC}:CRC32",
-    "numcodecs.adler32": f"{_NC}:Adler32",
-    "numcodecs.fletcher32": f"{_NC}:Fletcher32",
-    "numcodecs.jenkins_lookup3": f"{_NC}:JenkinsLookup3",
-    "numcodecs.crc32c": f"{_NC}:CRC32C",
 }
+
+#: names of numcodecs codecs as zarr-python 3 writes them: ``numcodecs.<id>``
+NUMCODECS_PREFIX = "numcodecs."
 
 _lock = threading.Lock()
 _registered: dict[str, type[Codec]] = {}  # register_codec
@@ -137,14 +125,18 @@ def _load_entry_point(name: str, ep: metadata.EntryPoint) -> type[Codec]:
 
 
 def known_codec_names() -> list[str]:
-    """Every name that can be looked up (registered, built-in, entry points)."""
+    """Every name that can be looked up (registered, built-in, entry points,
+    and ``numcodecs.<id>`` for every codec numcodecs can make)."""
+    from .numcodecs_registry import numcodecs_ids
+
     entry_points = _discover_entry_points()
+    numcodecs_names = {NUMCODECS_PREFIX + i for i in numcodecs_ids()}
     with _lock:
-        return sorted({*_registered, *BUILTIN_CODECS, *entry_points})
+        return sorted({*_registered, *BUILTIN_CODECS, *entry_points, *numcodecs_names})
 
 
-def get_codec_class(name: str) -> type[Codec]:
-    """The codec class for ``name``; :class:`UnknownCodecError` if there is none."""
+def _lookup(name: str) -> type[Codec] | None:
+    """The class registered, built in or declared for ``name``, or ``None``."""
     with _lock:
         cls = _registered.get(name) or _loaded.get(name)
     if cls is not None:
@@ -156,59 +148,107 @@ def get_codec_class(name: str) -> type[Codec]:
     else:
         ep = _discover_entry_points().get(name)
         if ep is None:
-            raise UnknownCodecError(f"unknown codec {name!r}; known codecs: {', '.join(known_codec_names())}")
+            return None
         cls = _load_entry_point(name, ep)
     with _lock:
         return _registered.get(name) or _loaded.setdefault(name, cls)
 
 
-def _from_numcodecs(codec: Numcodec, key: str) -> Codec:
-    """A numcodecs object as the matching zarrdask codec."""
+def _unknown(name: str) -> UnknownCodecError:
+    if name.startswith(NUMCODECS_PREFIX):
+        from .numcodecs_registry import missing_codec_message
+
+        return UnknownCodecError(f"codec {name!r}: {missing_codec_message(name[len(NUMCODECS_PREFIX):])}")
+    return UnknownCodecError(f"unknown codec {name!r}; known codecs: {', '.join(known_codec_names())}")
+
+
+def get_codec_class(name: str) -> type[Codec]:
+    """The codec class for ``name``; :class:`UnknownCodecError` if there is none.
+
+    For ``numcodecs.<id>`` (without a registered class) this is the special
+    class of ``id`` (:data:`~zarrdask.codecs.numcodecs_v3.SPECIAL_CLASSES`) or
+    :class:`~zarrdask.codecs.numcodecs_v3.NumcodecsUnplaced`; build such codecs
+    with :func:`codec_from_json`, which also knows the id.
+    """
+    cls = _lookup(name)
+    if cls is not None:
+        return cls
+    if name.startswith(NUMCODECS_PREFIX):
+        from .numcodecs_registry import numcodecs_ids
+        from .numcodecs_v3 import SPECIAL_CLASSES, NumcodecsUnplaced
+
+        codec_id = name[len(NUMCODECS_PREFIX):]
+        if codec_id in numcodecs_ids():
+            return SPECIAL_CLASSES.get(codec_id, NumcodecsUnplaced)  # type: ignore[return-value]
+    raise _unknown(name)
+
+
+def _from_numcodecs(codec: Numcodec, key: str, kind: str | None) -> Codec:
+    """A numcodecs object as the matching zarrdask codec: as a compressor
+    (``kind`` ``None`` or ``"bytes_bytes"``) zstd, gzip, blosc and crc32c become
+    the v3 core codecs, every other codec its ``numcodecs.<id>`` wrapper."""
     config = dict(codec.get_config())
     codec_id = config.pop("id", getattr(codec, "codec_id", None))
     try:
-        if codec_id == "zstd":
-            from .zstd_codec import ZstdCodec
-
-            return ZstdCodec(level=config.get("level", 0), checksum=bool(config.get("checksum", False)))
-        if codec_id == "gzip":
-            from .gzip_codec import GzipCodec
-
-            return GzipCodec(level=config.get("level", 1))
-        if codec_id == "blosc":
-            from .blosc_codec import BloscCodec
-
-            shuffle = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: None}.get(config.get("shuffle", 1), "?")
-            return BloscCodec(
-                cname=config.get("cname", "lz4"),
-                clevel=config.get("clevel", 5),
-                shuffle=shuffle,
-                # numcodecs 0.16 keeps typesize out of get_config(), in `_typesize`
-                typesize=config.get("typesize", getattr(codec, "typesize", getattr(codec, "_typesize", None))),
-                blocksize=config.get("blocksize", 0),
-            )
-        if codec_id == "crc32c" and getattr(codec, "location", "end") == "end":
-            from .crc32c_codec import Crc32cCodec
-
-            return Crc32cCodec()
+        if kind in (None, "bytes_bytes"):
+            core = _core_compressor(codec, str(codec_id), config)
+            if core is not None:
+                return core
         from .numcodecs_v3 import from_numcodecs
 
-        return from_numcodecs(codec)
+        return from_numcodecs(codec, kind)
     except UnknownCodecError as e:
         raise UnknownCodecError(f"{key}: {e}") from None
     except CodecError as e:
         raise CodecError(f"{key}: numcodecs codec {codec!r}: {e}") from None
 
 
-def codec_from_json(doc: Any, *, key: str = "zarr.json") -> Codec:
+def _core_compressor(codec: Numcodec, codec_id: str, config: dict[str, Any]) -> Codec | None:
+    """The v3 core codec writing the same bytes as numcodecs compressor ``codec``, if any."""
+    if codec_id == "zstd":
+        from .zstd_codec import ZstdCodec
+
+        return ZstdCodec(level=config.get("level", 0), checksum=bool(config.get("checksum", False)))
+    if codec_id == "gzip":
+        from .gzip_codec import GzipCodec
+
+        return GzipCodec(level=config.get("level", 1))
+    if codec_id == "blosc":
+        from .blosc_codec import BloscCodec
+
+        shuffle = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: None}.get(config.get("shuffle", 1), "?")
+        return BloscCodec(
+            cname=config.get("cname", "lz4"),
+            clevel=config.get("clevel", 5),
+            shuffle=shuffle,
+            # numcodecs 0.16 keeps typesize out of get_config(), in `_typesize`
+            typesize=config.get("typesize", getattr(codec, "typesize", getattr(codec, "_typesize", None))),
+            blocksize=config.get("blocksize", 0),
+        )
+    if codec_id == "crc32c" and getattr(codec, "location", "end") == "end":
+        from .crc32c_codec import Crc32cCodec
+
+        return Crc32cCodec()
+    return None
+
+
+def codec_from_json(doc: Any, *, key: str = "zarr.json", kind: str | None = None) -> Codec:
     """A codec from its JSON form or an object.
 
     Accepts ``{"name": ..., "configuration": {...}}`` (``configuration`` and
     ``must_understand`` optional), a bare name, a zarrdask :class:`Codec`
     (returned as is) or a numcodecs codec object (``Zstd`` → ``ZstdCodec``,
     ``GZip`` → ``GzipCodec``, ``Blosc`` → ``BloscCodec``, ``CRC32C`` →
-    ``Crc32cCodec``, others → their ``numcodecs.<id>`` wrapper), or any object
-    with a ``to_dict()`` giving that JSON (zarr-python's codec objects).
+    ``Crc32cCodec`` where a compressor is expected, others → their
+    ``numcodecs.<id>`` wrapper), or any object with a ``to_dict()`` giving that
+    JSON (zarr-python's codec objects).
+
+    ``kind`` (``"array_array"``, ``"array_bytes"``, ``"bytes_bytes"``) is the
+    kind the caller expects at this place — the position of a
+    ``create_array`` argument; it decides the kind of a ``numcodecs.<id>``
+    codec. Without it such a codec is a
+    :class:`~zarrdask.codecs.abc.UnplacedCodec`, placed by its position in the
+    codec list.
 
     ``key`` names the metadata document in error messages. A malformed codec
     object raises :class:`MetadataError`, an unknown name
@@ -217,7 +257,7 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json") -> Codec:
     if isinstance(doc, Codec):
         return doc
     if isinstance(doc, Numcodec):
-        return _from_numcodecs(doc, key)
+        return _from_numcodecs(doc, key, kind)
     if not isinstance(doc, (str, Mapping)) and callable(getattr(doc, "to_dict", None)):
         doc = doc.to_dict()  # a zarr-python codec object: its JSON form
     if isinstance(doc, str):
@@ -237,10 +277,13 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json") -> Codec:
     else:
         raise MetadataError(f"{key}: a codec must be an object or a name, found {doc!r}")
     try:
-        cls = get_codec_class(name)
-    except UnknownCodecError as e:
-        raise UnknownCodecError(f"{key}: {e}") from None
-    try:
+        cls = _lookup(name)
+        if cls is None and name.startswith(NUMCODECS_PREFIX):
+            from .numcodecs_v3 import numcodecs_codec
+
+            return numcodecs_codec(name[len(NUMCODECS_PREFIX):], configuration, kind=kind)
+        if cls is None:
+            raise _unknown(name)
         return cls.from_config(dict(configuration))
     except UnknownCodecError as e:
         raise UnknownCodecError(f"{key}: {e}") from None

@@ -16,7 +16,9 @@ Compression is numcodecs' ``Zstd`` (one object per codec, created once).
 numcodecs creates a fresh ZSTD context per call and releases the GIL, so the
 codec is thread-safe. Decoding into ``out`` goes straight into the caller's
 buffer when the frame header declares exactly ``len(out)`` bytes; otherwise
-the frame is decoded and its size checked before the copy.
+the frame is decoded and its size checked before the copy. Data of several
+frames (RFC 8878: "a sequence of frames") that numcodecs < 0.16 cannot decode
+at once is decoded frame by frame (:func:`split_frames`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ..errors import ChecksumError, CodecError, CorruptChunkError
 from ._buffers import byte_view, write_into
 from .abc import BytesBytesCodec, ChunkSpec
 
-__all__ = ["ZstdCodec", "frame_content_size"]
+__all__ = ["ZstdCodec", "frame_content_size", "split_frames"]
 
 _MAGIC = 0xFD2FB528
 # magic + header (<= 14 bytes with a dictionary id) + one empty block + checksum
@@ -48,6 +50,39 @@ def frame_content_size(data: memoryview) -> int | None:
         return None
     value = int.from_bytes(data[pos : pos + size], "little")
     return value + 256 if size == 2 else value
+
+
+def split_frames(data: memoryview) -> list[memoryview] | None:
+    """The frames of ``data`` (RFC 8878 section 3.1: a frame header, blocks with
+    3-byte headers, an optional 4-byte checksum; skippable frames dropped), or
+    ``None`` if ``data`` is not a sequence of whole frames."""
+    frames = []
+    pos, n = 0, data.nbytes
+    while pos < n:
+        if n - pos < 8:
+            return None
+        magic = int.from_bytes(data[pos : pos + 4], "little")
+        if magic & 0xFFFFFFF0 == 0x184D2A50:  # skippable frame: magic, 4-byte size, content
+            pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
+            continue
+        if magic != _MAGIC:
+            return None
+        start, descriptor = pos, data[pos + 4]
+        fcs_flag, single_segment, dict_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
+        pos += 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+        pos += (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+        last = False
+        while not last:
+            if pos + 3 > n:
+                return None
+            header = int.from_bytes(data[pos : pos + 3], "little")
+            last, block_type, size = bool(header & 1), (header >> 1) & 3, header >> 3
+            pos += 3 + (1 if block_type == 1 else size)  # an RLE block holds one byte
+        pos += 4 if descriptor & 0x4 else 0  # content checksum
+        if pos > n:
+            return None
+        frames.append(data[start:pos])
+    return frames
 
 
 class ZstdCodec(BytesBytesCodec):
@@ -118,7 +153,11 @@ class ZstdCodec(BytesBytesCodec):
         try:
             result = self._zstd.decode(mv)
         except Exception as e:
-            raise self._error(key, e) from None
+            frames = split_frames(mv)
+            if frames is None or len(frames) < 2:
+                raise self._error(key, e) from None
+            # numcodecs < 0.16 decodes only the first frame of several
+            result = b"".join(bytes(self.decode(f, spec, key)) for f in frames)
         if out is None:
             return result
         return write_into(out, result, key=key, codec="zstd")

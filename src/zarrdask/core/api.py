@@ -102,6 +102,20 @@ def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
     raise TypeError(f"{what}: expected a numcodecs codec or an {{'id': ...}} dict, found {c!r}")
 
 
+def _v2_object_codec(zarr_format: int, dtype: Any, filters: Any) -> bool:
+    """Whether a new v2 array of ``dtype=object`` gets its object codec as the
+    first of ``filters`` (one that is not ``vlen-utf8``, whose elements are strings)."""
+    if zarr_format != 2 or dtype is not object and not (isinstance(dtype, np.dtype) and dtype == object):
+        return False
+    fs = _as_list(filters)
+    if not fs:
+        return False
+    from ..codecs.numcodecs_v2 import is_object_codec, numcodecs_from_config
+
+    first = numcodecs_from_config(_v2_codec_config(fs[0], "filters"))
+    return first.codec_id != "vlen-utf8" and is_object_codec(first)
+
+
 def _v3_codecs(
     dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
     fill_value: Any, filters: Any, serializer: Any, compressors: Any, key: str,
@@ -127,14 +141,19 @@ def _v3_codecs(
             serializer = BytesCodec(endian="big" if dtype.byteorder == ">" else "little")
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [ZstdCodec(level=0, checksum=False)]
-    codecs = [codec_from_json(c, key=key) for c in (*_as_list(filters), serializer, *_as_list(compressors))]
+    # the argument a codec is given in says its kind (decides numcodecs.<id> codecs)
+    codecs = [
+        *(codec_from_json(c, key=key, kind="array_array") for c in _as_list(filters)),
+        codec_from_json(serializer, key=key, kind="array_bytes"),
+        *(codec_from_json(c, key=key, kind="bytes_bytes") for c in _as_list(compressors)),
+    ]
     if shards is not None:
         from ..codecs.sharding import ShardingCodec
 
         codecs = [ShardingCodec(chunks, CodecChain.from_codecs(codecs, key=key))]
         chunks = shards
-    chain = CodecChain.from_codecs(codecs, key=key)
     spec = ChunkSpec(chunks, native, fill_value)
+    chain = CodecChain.from_codecs(codecs, key=key, spec=spec)
     chain.validate(spec)
     return chain.evolve(spec).to_json()
 
@@ -158,7 +177,7 @@ def _array_document(
     dimension_names: Sequence[str | None] | None,
 ) -> ArrayMetadataV2 | ArrayMetadataV3:
     if zarr_format == 2:
-        from ..codecs.numcodecs_v2 import OBJECT_CODEC_IDS
+        from ..codecs.numcodecs_v2 import is_object_codec, numcodecs_from_config
 
         key = key_of(path, ".zarray")
         if serializer != "auto" and serializer is not None:
@@ -171,7 +190,7 @@ def _array_document(
         if len(comps) > 1:
             raise ValueError(f"{key}: a Zarr v2 array takes at most one compressor, found {len(comps)}")
         fs = [_v2_codec_config(f, "filters") for f in _as_list(filters)]
-        if dtype.kind in "TO" and not (fs and fs[0]["id"] in OBJECT_CODEC_IDS):
+        if dtype.kind in "TO" and not (fs and is_object_codec(numcodecs_from_config(fs[0], key=key))):
             # "|O" needs an object codec first: vlen-utf8 / vlen-bytes, as zarr-python writes
             fs.insert(0, {"id": "vlen-utf8" if dtype.kind == "T" else "vlen-bytes"})
         if dtype.kind in "TO" and fs[0]["id"] in ("vlen-utf8", "vlen-bytes") and fill_value is not None:
@@ -287,13 +306,21 @@ def create_array(
         ``crc32c`` index at the end). For full control pass a sharding codec as
         ``serializer`` instead; ``chunks`` is then the shard shape.
     filters
-        v2: numcodecs filters (or their ``{"id": ...}`` dicts); v3: array→array codecs.
+        v2: numcodecs filters (or their ``{"id": ...}`` dicts); with ``dtype=object``
+        a first filter that is an object codec (``json2``, ``pickle``, ``vlen-array``,
+        ...) keeps the elements plain objects. v3: array→array codecs.
     compressors
         v2: one numcodecs compressor; v3: bytes→bytes codecs. ``"auto"`` is zstd
         (level 0, i.e. zstd's default level) in both formats, as in zarr-python.
         ``None`` stores chunks uncompressed.
     serializer
         v3 only: the array→bytes codec; ``"auto"`` is ``bytes`` (little-endian).
+
+        In v3, ``filters``, ``serializer`` and ``compressors`` take zarrdask codecs,
+        the spec's JSON, zarr-python codec objects, numcodecs codec objects or
+        ``{"name": "numcodecs.<id>", ...}`` for any codec numcodecs can make; the
+        argument a numcodecs codec is given in is its kind (``serializer=`` for
+        ``zfpy`` or ``pcodec``).
     fill_value
         The value of unwritten elements; ``None`` means the type's zero (in v2
         it is stored as ``null``, as zarr-python does).
@@ -328,7 +355,10 @@ def create_array(
     shape = _normalize_shape(shape)
     from ..metadata.dtypes import normalize_dtype
 
-    dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
+    if _v2_object_codec(zarr_format, dtype, filters):
+        dtype = np.dtype(object)  # objects of any kind, encoded by the given object codec (json2, pickle, ...)
+    else:
+        dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunks = guess_chunks(shape, dtype.itemsize)
     chunks = _normalize_shape(chunks, "chunks")

@@ -209,24 +209,23 @@ class Array(Node):
 
     @cached_property
     def _codec(self):
+        from ..codecs.abc import ChunkSpec
         from ..codecs.chain import CodecChain
         from ..codecs.numcodecs_v2 import v2_chain
-
-        from ..codecs.abc import ChunkSpec
+        from ..codecs.registry import codec_from_json
         from ..errors import CodecError
 
         m = self._metadata
-        key = key_of(self._path, ".zarray" if self.zarr_format == 2 else "zarr.json")
-        if isinstance(m, ArrayMetadataV2):
-            chain = v2_chain(m.filters, m.compressor, key=key)
-            fill = None  # (an object dtype needs an object codec as the first filter)
-        else:
-            from ..codecs.registry import codec_from_json
-
-            chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key)
-            fill = self._fill_for_read
+        v2 = isinstance(m, ArrayMetadataV2)
+        key = key_of(self._path, ".zarray" if v2 else "zarr.json")
+        # (v2: an object dtype needs an object codec as the first filter)
+        spec = ChunkSpec(self._grid_chunks, self.dtype, None if v2 else self._fill_for_read, self.order)
         try:
-            chain.validate(ChunkSpec(self._grid_chunks, self.dtype, fill, self.order))
+            if v2:
+                chain = v2_chain(m.filters, m.compressor, key=key)
+            else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
+                chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key, spec=spec)
+            chain.validate(spec)
         except CodecError as e:
             if key in str(e):
                 raise

@@ -32,13 +32,15 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..codecs.abc import ArrayBytesCodec
+from ..codecs.abc import ArrayBytesCodec, ChunkSpec
+from ..codecs.chain_validate import place_codecs
 from ..codecs.registry import codec_from_json
 from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
 from ..errors import MetadataError, ZarrdaskError
+from ..metadata import ArrayMetadataV3
 from ..storage import store_from
 from ..storage.keys import normalize_path
 from ..zom import ArraySpecV2, ArraySpecV3, convert_v2_to_v3, from_flat, from_zarr, to_zarr
@@ -242,7 +244,7 @@ def _relayout(path: str, node: Any, chunks: Any, shards: Any, compressors: Any) 
         inner = inner if chunk is not None else tuple(conf["chunk_shape"])
         codecs = list(conf["codecs"])
     if compressors is not None:
-        at = _serializer_index(codecs, path)
+        at = _serializer_index(node, codecs, inner, path)
         codecs = codecs[: at + 1] + _codec_list(compressors, v2=False)
     grid = inner
     if shard is not None and len(node.shape):
@@ -281,11 +283,16 @@ def _whole_chunks(shard: int, chunk: int, extent: int) -> int:
     return max(chunk, min(int(shard) // chunk * chunk, covering))
 
 
-def _serializer_index(codecs: list[dict[str, Any]], path: str) -> int:
-    for i, c in enumerate(codecs):
-        if isinstance(codec_from_json(c), ArrayBytesCodec):
+def _serializer_index(node: ArraySpecV3, codecs: list[dict[str, Any]], chunks: tuple[int, ...], path: str) -> int:
+    """Where the array → bytes codec is in ``codecs`` (placing ``numcodecs.<id>``
+    codecs as an opened array does)."""
+    dtype = ArrayMetadataV3.from_json(node.metadata_document(), key=f"{path}/zarr.json").dtype
+    where = f"array {path!r}"
+    placed = place_codecs([codec_from_json(c, key=where) for c in codecs], key=where, spec=ChunkSpec(chunks, dtype, None))
+    for i, c in enumerate(placed or ()):
+        if isinstance(c, ArrayBytesCodec):
             return i
-    raise MetadataError(f"array {path!r}: no array → bytes codec in {codecs!r}")
+    raise MetadataError(f"{where}: no array → bytes codec in {codecs!r}")
 
 
 def _codec_list(compressors: Any, *, v2: bool) -> list[dict[str, Any]]:

@@ -21,8 +21,13 @@ Per array (v2 spec "Arrays / Metadata" → v3 core "Array metadata"):
 * ``filters`` → ``numcodecs.<id>`` codecs (their configuration without
   ``"id"``, as zarr-python 3 names them), array → array ones before the
   serializer; a bytes → bytes filter (``shuffle``, a checksum) goes after it.
+  The kind each has on the data type reaching it is found as for stored v3
+  codec lists (:func:`zarrdask.codecs.numcodecs_v3.classify`).
 * the serializer ``bytes``, ``endian`` from the data type entering it (the
-  array's, or a filter's ``astype``), none for single-byte types.
+  array's, or a filter's ``astype``), none for single-byte types — unless a
+  filter or the compressor turns the array into bytes itself (``zfpy``,
+  ``pcodec``, ``json2``: zarr-python hands a v2 compressor the array), which
+  then is the serializer.
 * ``compressor`` → ``blosc`` (``typesize`` and a named ``shuffle`` filled in),
   ``zstd``, ``gzip`` as the v3 codecs; any other id → ``numcodecs.<id>``.
 * ``dimension_separator`` → ``{"name": "v2", "configuration": {"separator": ...}}``.
@@ -38,7 +43,8 @@ Groups keep their attributes; members are converted recursively.
 Not convertible (a :class:`~zarrdask.errors.MetadataError` naming the path):
 object arrays with other object codecs (``vlen-array``, ``json2``,
 ``pickle``, ...), structured types with sub-array fields (no v3 form), fields
-of mixed byte order, an array → array filter after a bytes → bytes one.
+of mixed byte order, an array → array filter after a bytes → bytes one, two
+codecs that each turn arrays into bytes.
 
 Example: ``{"dtype": ">f8", "order": "F", "filters": [{"id": "delta", "dtype":
 ">f8"}], "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5,
@@ -125,23 +131,30 @@ def _bytes_codec(dtype: np.dtype, where: str) -> dict[str, Any]:
 
 
 def _numcodecs_codec(config: dict[str, Any], spec: Any, default_kind: str, where: str) -> tuple[dict, str, Any]:
-    """A v2 codec configuration as ``numcodecs.<id>``: (JSON, kind, spec after it)."""
-    from ..codecs.numcodecs_v3 import NUMCODECS_V3, PREFIX
+    """A v2 codec configuration as ``numcodecs.<id>``: (JSON, kind, spec after it).
 
-    name = PREFIX + config["id"]
+    The kind is the one the codec has on chunks of ``spec`` (its special class,
+    or :func:`~zarrdask.codecs.numcodecs_v3.classify`); an id numcodecs does not
+    know keeps zarr-python's naming with the kind its position gives."""
+    from ..codecs.numcodecs_registry import get_numcodec, numcodecs_ids
+    from ..codecs.numcodecs_v3 import PREFIX, SPECIAL_CLASSES, classify, numcodecs_codec
+
+    codec_id = config["id"]
     conf = {k: v for k, v in config.items() if k != "id"}
-    cls = NUMCODECS_V3.get(name)
-    if cls is None:  # not known here: zarr-python's naming, the kind assumed from the position
-        return {"name": name, "configuration": conf}, default_kind, spec
+    if codec_id not in numcodecs_ids():  # not known here: zarr-python's naming, the kind from the position
+        return {"name": PREFIX + codec_id, "configuration": conf}, default_kind, spec
     try:
-        codec = cls(**conf).evolve(spec)
-        out = codec.resolve(spec) if codec.kind == "array_array" else spec
+        special = SPECIAL_CLASSES.get(codec_id)
+        kind = special.kind if special is not None else classify(get_numcodec(config), spec.dtype, PREFIX + codec_id)
+        codec = numcodecs_codec(codec_id, conf, kind=kind).evolve(spec)
+        out = codec.resolve(spec) if kind == "array_array" else spec
     except (CodecError, UnknownCodecError, TypeError, ValueError) as e:
-        raise CodecError(f"{where}: codec {config['id']!r} {conf}: {e}") from None
-    return codec.to_json(), codec.kind, out
+        raise CodecError(f"{where}: codec {codec_id!r} {conf}: {e}") from None
+    return codec.to_json(), kind, out
 
 
-def _compressor(config: dict[str, Any], spec: Any, where: str) -> dict[str, Any]:
+def _compressor(config: dict[str, Any], spec: Any, where: str) -> tuple[dict[str, Any], str]:
+    """The v3 form of a v2 compressor and its kind (``zfpy``, ``pcodec`` are array → bytes)."""
     if config["id"] in _CORE_COMPRESSORS:
         import numcodecs
 
@@ -151,11 +164,11 @@ def _compressor(config: dict[str, Any], spec: Any, where: str) -> dict[str, Any]
             codec = codec_from_json(numcodecs.get_codec(dict(config)), key=where)
         except (ValueError, TypeError) as e:
             raise CodecError(f"{where}: compressor {config}: {e}") from None
-        return codec.evolve(spec).to_json()
+        return codec.evolve(spec).to_json(), "bytes_bytes"
     codec_json, kind, _ = _numcodecs_codec(config, spec, "bytes_bytes", where)
-    if kind != "bytes_bytes":
-        raise CodecError(f"{where}: compressor {config['id']!r} is not a bytes → bytes codec")
-    return codec_json
+    if kind == "array_array":
+        raise CodecError(f"{where}: compressor {config['id']!r} encodes arrays to arrays, not to bytes")
+    return codec_json, kind
 
 
 def _dimension_names(attrs: dict[str, Any], ndim: int, where: str) -> Any:
@@ -204,8 +217,8 @@ def _convert_array(spec: ArraySpecV2, path: str) -> ArraySpecV3:
 
     chunk = ChunkSpec(tuple(meta.chunks), spec_dtype, 0)
     for i, f in enumerate(filters):
-        if f["id"] in _VLEN or f["id"] in ("vlen-array", "json", "json2", "msgpack2", "pickle", "categorize"):
-            raise UnknownCodecError(f"{where}: filter {i} {f['id']!r} has no Zarr v3 equivalent here")
+        if f["id"] in _VLEN:
+            raise UnknownCodecError(f"{where}: filter {i} {f['id']!r} is an object codec after the first filter")
         default_kind = "array_array" if serializer is None else "bytes_bytes"
         codec_json, kind, after = _numcodecs_codec(f, chunk, default_kind, f"{where}: filter {i}")
         if kind == "array_array":
@@ -215,14 +228,26 @@ def _convert_array(spec: ArraySpecV2, path: str) -> ArraySpecV3:
                     "Zarr v3 has no such codec order")
             array_array.append(codec_json)
             chunk = after
+        elif kind == "array_bytes":
+            if serializer is not None:
+                raise CodecError(f"{where}: filter {i} {f['id']!r} turns arrays into bytes after another; "
+                                 "Zarr v3 has one array → bytes codec")
+            serializer = codec_json
         else:
             if serializer is None:
                 serializer = _bytes_codec(chunk.dtype, where)
             bytes_bytes.append(codec_json)
+    if meta.compressor is not None:
+        codec_json, kind = _compressor(dict(meta.compressor), chunk, f"{where}: compressor")
+        if kind == "array_bytes":  # zfpy, pcodec: the v2 compressor gets the (filtered) array
+            if serializer is not None:
+                raise CodecError(f"{where}: compressor {meta.compressor['id']!r} turns arrays into bytes, "
+                                 "but a filter already did; Zarr v3 has one array → bytes codec")
+            serializer = codec_json
+        else:
+            bytes_bytes.append(codec_json)
     if serializer is None:
         serializer = _bytes_codec(chunk.dtype, where)
-    if meta.compressor is not None:
-        bytes_bytes.append(_compressor(dict(meta.compressor), chunk, f"{where}: compressor"))
 
     fill = meta.fill_value
     if dtype.kind == "O":

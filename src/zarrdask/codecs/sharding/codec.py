@@ -39,14 +39,14 @@ from ...errors import CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, RangeReader, update_chunk
-from ..chain import CodecChain
+from ..chain import CodecChain, PendingCodecChain
 from .index import MAX_UINT64, ShardIndex
 
 
-def _chain(codecs: Any, what: str) -> CodecChain:
+def _chain(codecs: Any, what: str) -> "CodecChain | PendingCodecChain":
     from ..registry import codec_from_json
 
-    if isinstance(codecs, CodecChain):
+    if isinstance(codecs, (CodecChain, PendingCodecChain)):
         return codecs
     if not isinstance(codecs, (list, tuple)) or not codecs:
         raise CodecError(f"codec 'sharding_indexed': '{what}' must be a non-empty list of codecs, found {codecs!r}")
@@ -167,6 +167,13 @@ class ShardingCodec(ArrayBytesCodec):
         self.codec_chain.validate(self._inner_spec(spec))
         self.index_chain.validate(self._index_spec(spec))
         self.index_size(spec)
+
+    def place(self, spec: ChunkSpec) -> "ShardingCodec":
+        inner = self.codec_chain.place(self._inner_spec(spec))
+        index = self.index_chain.place(self._index_spec(spec))
+        if inner is self.codec_chain and index is self.index_chain:
+            return self
+        return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
     def evolve(self, spec: ChunkSpec) -> "ShardingCodec":
         return ShardingCodec(
