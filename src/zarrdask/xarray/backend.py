@@ -45,14 +45,14 @@ import numpy as np
 from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
-from xarray.core.utils import FrozenDict, emit_user_level_warning
+from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
 from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, node_from_docs
 from ..core.nodes import read_nodes
-from ..errors import MetadataError
+from ..errors import MetadataError, warn
 from ..storage.abc import Store
 from ..storage.keys import normalize_path
 
@@ -341,7 +341,7 @@ def _open_node(
                 "consolidated=None"
             )
         if consolidated is None:
-            emit_user_level_warning(_NO_CONSOLIDATED, RuntimeWarning)
+            warn(_NO_CONSOLIDATED, RuntimeWarning)
     return node_from_docs(store, node, read_only=read_only)
 
 
