@@ -593,9 +593,18 @@ class Array(Node):
         getattr(self, f"set_{selection_kind(selection, self.ndim)}_selection")(selection, value)
 
     def resize(self, *shape: Any) -> None:
-        """Change the shape. Chunks wholly outside the new shape are deleted; the
-        cut-off part of chunks straddling a shrunk edge is reset to the fill value,
-        so growing again shows the fill value there, not old data."""
+        """Change the shape.
+
+        Chunks wholly outside the new shape are deleted; the cut-off part of
+        chunks straddling a shrunk edge is reset to the fill value, so growing
+        again shows the fill value there, not old data. The cost is
+        proportional to the chunks stored, not to the chunk grid (see
+        :mod:`zarrdask.core.resize`). Every straddling chunk is re-encoded
+        before anything is written, so a chunk that cannot be decoded fails
+        the resize with nothing changed.
+        """
+        from .resize import plan_cut, reset_cut_parts
+
         self._check_writable()
         new_shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
         if len(new_shape) != self.ndim:
@@ -605,26 +614,12 @@ class Array(Node):
             )
         if any(s < 0 for s in new_shape):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
-        old_shape, layout = self.shape, self._layout
-        # reset the cut-off part of straddling chunks
-        for d, (old, new, c) in enumerate(zip(old_shape, new_shape, self._grid_chunks)):
-            edge = min(old, -(-new // c) * c)
-            if new < old and new < edge:
-                # every other dimension over the extent of the chunks that are kept
-                region = tuple(
-                    slice(0, min(o, -(-n // c) * c)) for o, n, c in zip(old_shape, new_shape, self._grid_chunks)
-                )
-                region = region[:d] + (slice(new, edge),) + region[d + 1 :]
-                indexer = Indexer(region, old_shape, self._grid_chunks)
-                engine.write(self._store, layout, indexer, layout.fill_value)
-        # delete chunks wholly outside
-        new_grid = RegularGrid(new_shape, self._grid_chunks).grid_shape
-        stale = [
-            layout.chunk_key(coords)
-            for coords in RegularGrid(old_shape, self._grid_chunks).all_chunk_coords()
-            if any(i >= n for i, n in zip(coords, new_grid))
-        ]
-        self._replace_metadata(replace(self._metadata, shape=new_shape))
+        metadata = replace(self._metadata, shape=new_shape)
+        stale, straddling = plan_cut(self._store, self._layout, self.shape, new_shape, self.name)
+        rewritten = reset_cut_parts(self._store, self._layout, straddling, new_shape,
+                                    write_empty_chunks=self.write_empty_chunks)
+        self._replace_metadata(metadata)
+        engine.store_encoded(self._store, rewritten)
         if stale:
             self._store.delete_many(stale)
 

@@ -21,14 +21,14 @@ encoded changes nothing that is stored.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from .._pool import thread_map
 from ..chunking import ChunkKeyEncoding
 from ..codecs._buffers import scratch_array
-from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, update_chunk
+from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, is_fill, update_chunk
 from ..codecs.vlen import coerce_vlen
 from ..errors import SelectionError
 from ..indexing import ChunkIndexer, ChunkProjection
@@ -206,6 +206,40 @@ def write(
             return update_chunk(codec, fetched.get(i), spec, proj, value[(*proj.out_selection, Ellipsis)], keys[i])
 
         _store_encoded(store, keys, thread_map(work, range(len(group))))
+
+
+def rewrite(
+    store: Store,
+    layout: ChunkLayout,
+    coords: Sequence[tuple[int, ...]],
+    edit: Callable[[tuple[int, ...], np.ndarray], None],
+    *,
+    write_empty_chunks: bool = False,
+) -> dict[str, bytes | memoryview | None]:
+    """Fetch the chunks at ``coords`` (one batch), decode each, let ``edit``
+    change it in place and encode it again; ``{key: encoded}``, ``None`` for a
+    chunk now all fill value. Missing chunks are left out. Nothing is stored:
+    a chunk that cannot be decoded or encoded raises before any write."""
+    keys = [layout.chunk_key(c) for c in coords]
+    spec = replace(layout.chunk_spec, write_empty=write_empty_chunks)
+    found = [(c, k, v) for c, k, v in zip(coords, keys, store.get_many(keys)) if v is not None]
+
+    def work(item: tuple[tuple[int, ...], str, Any]) -> bytes | memoryview | None:
+        c, key, data = item
+        chunk = layout.codec.decode(data, spec, key)
+        if not chunk.flags.writeable:
+            chunk = chunk.copy(order="K")
+        edit(c, chunk)
+        if not spec.write_empty and is_fill(chunk, spec.fill_value):
+            return None
+        return layout.codec.encode(chunk, spec)
+
+    return dict(zip((k for _, k, _ in found), thread_map(work, found)))
+
+
+def store_encoded(store: Store, encoded: dict[str, Any]) -> None:
+    """Store encoded chunks; ``None`` means all fill value: delete the key."""
+    _store_encoded(store, list(encoded), list(encoded.values()))
 
 
 def _store_encoded(store: Store, keys: Sequence[str], encoded: Sequence[Any]) -> None:
