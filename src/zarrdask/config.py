@@ -1,7 +1,10 @@
-"""Run-time settings: thread counts and I/O tuning.
+"""Run-time settings: thread counts, I/O tuning and the limits on metadata.
 
 ``zarrdask.config.set(threads=4)`` changes a setting for the process; the
 environment variable ``ZARRDASK_THREADS`` sets the initial thread count.
+
+``max_chunk_bytes`` and ``max_json_depth`` bound what a metadata document may
+ask for (see :mod:`zarrdask.metadata.limits`); they must be positive integers.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": False,
     # sharding partial reads: byte ranges at most this far apart are fetched as one
     "coalesce_gap": 1 << 20,
+    # the bytes one chunk (for sharded arrays: one inner chunk, the shard index) may take decoded
+    "max_chunk_bytes": 2 << 30,
+    # how deeply JSON arrays and objects may nest in a metadata value (documents: 8 levels more)
+    "max_json_depth": 200,
 }
+_POSITIVE_INT = ("max_chunk_bytes", "max_json_depth")
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
 
@@ -40,8 +48,10 @@ def _restore(old: dict[str, Any]) -> Iterator[None]:
 
 def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
     """Change settings; usable as a context manager to restore them afterwards."""
-    for name in values:
+    for name, value in values.items():
         get(name)
+        if name in _POSITIVE_INT and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"zarrdask setting {name!r} must be a positive integer, found {value!r}")
     old = dict(_settings)
     _settings.update(values)
     return _restore(old)
