@@ -21,6 +21,8 @@ Choices:
   equivalent (unknown keys dropped, ``dimension_separator`` added, legacy fill
   values such as ``0`` for ``|S`` rewritten in spec form).
 * Attributes (``.zattrs``) are a separate document and not modelled here.
+* Shapes, ranks, chunk sizes and data type sizes are bounded (:mod:`.limits`):
+  a document beyond them is a :class:`~zarrdask.errors.MetadataError`.
 
 Example (from the spec)::
 

@@ -25,6 +25,9 @@ Codecs are kept as the raw JSON given (``dict`` or short-hand ``str``); codec
 objects are built in ``zarrdask.codecs``. No storage transformers are
 supported: a non-empty ``storage_transformers`` list is an error.
 
+Shapes, ranks, chunk sizes and data type sizes are bounded (:mod:`.limits`); a
+document beyond them is a :class:`~zarrdask.errors.MetadataError`.
+
 Example (v3-core.rst)::
 
     {"zarr_format": 3, "node_type": "array", "shape": [10000, 1000],
