@@ -1,7 +1,13 @@
-"""Run-time settings: thread counts and I/O tuning.
+"""Run-time settings: thread counts, I/O tuning and decoding limits.
 
 ``zarrdask.config.set(threads=4)`` changes a setting for the process; the
 environment variable ``ZARRDASK_THREADS`` sets the initial thread count.
+
+``max_chunk_bytes`` also bounds, when an array is opened or created, the chunks
+whose decoded size the metadata fixes (elements × item size; for sharded arrays
+each inner chunk and the shard index), and ``max_json_depth`` how deeply a
+metadata document may nest (see :mod:`zarrdask.metadata.limits` and
+docs/formats.md, "Limits"). Both must be positive integers.
 """
 
 from __future__ import annotations
@@ -11,12 +17,18 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 _DEFAULTS: dict[str, Any] = {
+    # how deeply JSON arrays and objects may nest in a metadata value (a document: 8 levels more)
+    "max_json_depth": 200,
     # threads used by the chunk engine for decoding / encoding
     "threads": int(os.environ.get("ZARRDASK_THREADS", "0")) or (os.cpu_count() or 1),
     # write chunks equal to the fill value (False: skip them, delete stale ones)
     "write_empty_chunks": False,
     # sharding partial reads: byte ranges at most this far apart are fetched as one
     "coalesce_gap": 1 << 20,
+    # the most bytes one chunk may decode to (and a codec may allocate for it) when its
+    # decoded size is not fixed by the metadata: variable-length strings / bytes, and
+    # the bytes→bytes stages of their codec chains (see docs/formats.md, "Bounded decoding")
+    "max_chunk_bytes": 2 << 30,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
@@ -38,10 +50,15 @@ def _restore(old: dict[str, Any]) -> Iterator[None]:
         _settings.update(old)
 
 
+_POSITIVE_INT = ("max_chunk_bytes", "max_json_depth")
+
+
 def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
     """Change settings; usable as a context manager to restore them afterwards."""
-    for name in values:
+    for name, value in values.items():
         get(name)
+        if name in _POSITIVE_INT and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"zarrdask setting {name!r} must be a positive integer, found {value!r}")
     old = dict(_settings)
     _settings.update(values)
     return _restore(old)

@@ -216,7 +216,9 @@ def _core_compressor(codec: Numcodec, codec_id: str, config: dict[str, Any]) -> 
     if codec_id == "blosc":
         from .blosc_codec import BloscCodec
 
-        shuffle = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: None}.get(config.get("shuffle", 1), "?")
+        shuffle_id = config.get("shuffle", 1)  # "?" (refused by BloscCodec) for a hostile non-integer
+        shuffle = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle", -1: None}.get(shuffle_id, "?") \
+            if isinstance(shuffle_id, int) else "?"
         return BloscCodec(
             cname=config.get("cname", "lz4"),
             clevel=config.get("clevel", 5),

@@ -213,7 +213,7 @@ class Array(Node):
         from ..codecs.chain import CodecChain
         from ..codecs.numcodecs_v2 import v2_chain
         from ..codecs.registry import codec_from_json
-        from ..errors import CodecError
+        from ..errors import CodecError, MetadataError
 
         m = self._metadata
         v2 = isinstance(m, ArrayMetadataV2)
@@ -226,7 +226,7 @@ class Array(Node):
             else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
                 chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key, spec=spec)
             chain.validate(spec)
-        except CodecError as e:
+        except (CodecError, MetadataError) as e:  # name the document (a codec's own check cannot)
             if key in str(e):
                 raise
             raise type(e)(f"{key}: {e}") from None

@@ -12,11 +12,19 @@ Every lookup reads all candidate documents of a node in one batched store call.
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .. import _json
-from ..errors import ContainsArrayError, ContainsGroupError, MetadataError, NodeNotFoundError, ReadOnlyError
+from ..errors import (
+    ContainsArrayError,
+    ContainsGroupError,
+    InvalidKeyError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadOnlyError,
+)
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
 from ..storage.keys import join_path, normalize_path
@@ -63,7 +71,8 @@ def _object(found: dict[str, Any], key: str) -> dict[str, Any] | None:
     raw = found.get(key)
     if raw is None:
         return None
-    doc = raw if isinstance(raw, dict) else _json.loads(raw, key=key)
+    # bytes from the store, or a value of an already parsed consolidated document
+    doc = _json.loads(raw, key=key) if isinstance(raw, (bytes, bytearray, memoryview)) else raw
     if not isinstance(doc, dict):
         raise MetadataError(f"{key}: expected a JSON object, found {type(doc).__name__}")
     return doc
@@ -105,13 +114,24 @@ def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
     """The nodes listed in a v3 group's inline ``consolidated_metadata``: keys are
     paths relative to the group, values whole ``zarr.json`` documents."""
     out: dict[str, NodeDocs] = {}
-    for rel, doc in entries.items():
-        rel = normalize_path(rel)
-        child = join_path(path, rel)
-        node = _parse(child, {key_of(child, ZARR_JSON): doc})
+    for name, doc in entries.items():
+        with _entry_of(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]"):
+            rel = normalize_path(name)
+            child = join_path(path, rel)
+            node = _parse(child, {key_of(child, ZARR_JSON): doc})
         if node is not None:
             out[rel] = node
     return out
+
+
+@contextmanager
+def _entry_of(key: str, field: str) -> Iterator[None]:
+    """Errors in an entry of a consolidated document name that document and the entry."""
+    try:
+        yield
+    except (MetadataError, InvalidKeyError) as e:
+        cls = type(e) if isinstance(e, MetadataError) else MetadataError
+        raise cls(f"{key}: field {field!r}: {e}") from None
 
 
 def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
@@ -132,11 +152,13 @@ def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
     for k, v in entries.items():
         rel, _, name = k.rpartition("/")
         if name in (ZARRAY, ZGROUP, ZATTRS) and rel:
+            with _entry_of(key, f"metadata[{k!r}]"):
+                found[key_of(join_path(path, rel), name)] = v
             rels.add(rel)
-            found[key_of(join_path(path, rel), name)] = v
     out: dict[str, NodeDocs] = {}
     for rel in sorted(rels):
-        node = _parse(join_path(path, rel), found)
+        with _entry_of(key, f"metadata[{rel + '/…'!r}]"):
+            node = _parse(join_path(path, rel), found)
         if node is not None:
             out[rel] = node
     return out
@@ -186,7 +208,8 @@ def metadata_documents(
 ) -> dict[str, bytes]:
     """The keys and bytes that store a node."""
     assert metadata.zarr_format == zarr_format
-    return {key_of(path, name): _json.dumps(doc) for name, doc in node_documents(metadata, attributes).items()}
+    return {key_of(path, name): _json.dumps(doc, key=key_of(path, name))
+            for name, doc in node_documents(metadata, attributes).items()}
 
 
 def node_keys(path: str) -> list[str]:

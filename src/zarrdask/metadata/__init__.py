@@ -1,7 +1,8 @@
 """Zarr metadata documents (v2 ``.zarray``/``.zgroup``, v3 ``zarr.json``) and data types.
 
 Pure data with no I/O: ``from_json(dict)`` validates and decodes a document,
-``to_json()`` gives it back. See :mod:`.dtypes`, :mod:`.v2` and :mod:`.v3`.
+``to_json()`` gives it back. See :mod:`.dtypes`, :mod:`.v2`, :mod:`.v3` and
+:mod:`.limits` (what a document may declare).
 """
 
 from .dtypes import (

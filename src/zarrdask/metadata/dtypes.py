@@ -74,12 +74,15 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
+import math
 import re
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import MetadataError, UnknownDataTypeError
+from ._common import _MISSING, _Text, _err, _is_int
+from .limits import MAX_STRUCT_DEPTH, check_itemsize, parse_shape
 
 __all__ = [
     "parse_dtype_v2",
@@ -99,24 +102,6 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- helpers
-
-_MISSING = object()
-
-
-def _err(key: str, field: str, found: Any, expected: str, cls: type = MetadataError) -> MetadataError:
-    """Build the house-style error: key, field, what was found, what was expected."""
-    if found is _MISSING:
-        return cls(f"{key}: field {field!r}: missing; expected {expected}")
-    text = repr(found)
-    if len(text) > 200:
-        text = text[:200] + "…"
-    return cls(f"{key}: field {field!r}: found {text}, expected {expected}")
-
-
-def _is_int(x: Any) -> bool:
-    """A JSON integer (Python ``int`` but not ``bool``)."""
-    return isinstance(x, int) and not isinstance(x, bool)
-
 
 def _native(dtype: np.dtype) -> np.dtype:
     """``dtype`` with every field in native byte order."""
@@ -150,6 +135,24 @@ def _check_packed(dtype: np.dtype, what: str) -> None:
             f"structured dtype {dtype} cannot be represented in {what}: itemsize {dtype.itemsize} "
             f"has {dtype.itemsize - offset} padding bytes (only packed structured dtypes are supported)"
         )
+
+
+def _check_struct_depth(depth: int, key: str, field: str) -> None:
+    """Refuse a structured type nested more than :data:`~.limits.MAX_STRUCT_DEPTH` deep."""
+    if depth > MAX_STRUCT_DEPTH:
+        raise _err(key, field, _Text(f"structured types nested {depth} deep"),
+                   f"at most {MAX_STRUCT_DEPTH} levels of nesting")
+
+
+def _struct_dtype(fields: list[tuple], key: str, field: str, found: Any) -> np.dtype:
+    """The structured dtype of ``fields`` (``(name, dtype[, shape])``), checked against numpy's limits."""
+    itemsize = sum(f[1].itemsize * (math.prod(f[2]) if len(f) == 3 else 1) for f in fields)
+    check_itemsize(itemsize, key, field, found)
+    try:
+        return np.dtype(fields)
+    except (TypeError, ValueError) as e:  # pragma: no cover - the checks above are numpy's
+        raise _err(key, field, found, f"a structured data type numpy can represent ({e})",
+                   UnknownDataTypeError) from None
 
 
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -268,7 +271,7 @@ def _int_list_to_bytes(value: Any, key: str, field: str, what: str) -> bytes:
 
 # --------------------------------------------------------------------------- v2 dtype
 
-_V2_TYPESTR = re.compile(r"^([<>|])([biufcmMSUVO])(\d*)(?:\[(\d*)([A-Za-zμ]+)\])?$")
+_V2_TYPESTR = re.compile(r"^([<>|])([biufcmMSUVO])(\d{0,19})(?:\[(\d{0,19})([A-Za-zμ]+)\])?$")
 _V2_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16), "m": (8,), "M": (8,)}
 
 
@@ -287,10 +290,22 @@ def parse_dtype_v2(doc: Any, *, key: str = ".zarray", field: str = "dtype") -> n
     -------
     numpy.dtype
         With the byte order as stored.
+
+    Raises
+    ------
+    MetadataError
+        Not a v2 data type, or one beyond numpy's limits (:mod:`.limits`:
+        structured types nested more than 32 deep, sub-array shapes of more
+        than 64 dimensions, elements larger than ``2**31 - 1`` bytes).
     """
+    return _parse_dtype_v2(doc, key, field, 0)
+
+
+def _parse_dtype_v2(doc: Any, key: str, field: str, depth: int) -> np.dtype:
     if isinstance(doc, str):
         return _parse_typestr_v2(doc, key, field)
     if isinstance(doc, list):
+        _check_struct_depth(depth + 1, key, field)
         if not doc:
             raise _err(key, field, doc, "a non-empty list of [name, type] or [name, type, shape] entries")
         fields: list[tuple] = []
@@ -305,17 +320,16 @@ def parse_dtype_v2(doc: Any, *, key: str = ".zarray", field: str = "dtype") -> n
             if name in names:
                 raise _err(key, f"{f}[0]", name, "unique field names")
             names.add(name)
-            sub = parse_dtype_v2(entry[1], key=key, field=f"{f}[1]")
+            sub = _parse_dtype_v2(entry[1], key, f"{f}[1]", depth + 1)
             if sub.kind == "O":
                 raise _err(key, f"{f}[1]", entry[1], "a fixed-size data type inside a structured dtype")
             if len(entry) == 3:
-                shape = entry[2]
-                if not isinstance(shape, list) or not all(_is_int(s) and s > 0 for s in shape):
-                    raise _err(key, f"{f}[2]", shape, "a list of positive integers (subarray shape)")
-                fields.append((name, sub, tuple(shape)) if shape else (name, sub))
+                shape = parse_shape(entry[2], key, f"{f}[2]", minimum=1)
+                check_itemsize(sub.itemsize * math.prod(shape), key, f"{f}[2]", entry[2])
+                fields.append((name, sub, shape) if shape else (name, sub))
             else:
                 fields.append((name, sub))
-        return np.dtype(fields)
+        return _struct_dtype(fields, key, field, doc)
     raise _err(key, field, doc, "a NumPy typestr such as \"<f8\" or a list of structured fields",
                UnknownDataTypeError)
 
@@ -334,6 +348,8 @@ def _parse_typestr_v2(s: str, key: str, field: str) -> np.dtype:
     if not size or int(size) < 1:
         raise _err(key, field, s, expected, UnknownDataTypeError)
     n = int(size)
+    if kind in "SUV":
+        check_itemsize(n * (4 if kind == "U" else 1), key, field, s)
     if kind in _V2_SIZES and n not in _V2_SIZES[kind]:
         raise _err(key, field, s, f"a size in {_V2_SIZES[kind]} for kind {kind!r}", UnknownDataTypeError)
     if unit is not None and kind not in "mM":
@@ -661,8 +677,8 @@ def decode_fill_value_v2(doc: Any, dtype: Any, *, key: str = ".zarray", field: s
             re_ = _decode_float(doc[0], comp, key, f"{field}[0]", allow_hex=False)
             im_ = _decode_float(doc[1], comp, key, f"{field}[1]", allow_hex=False)
             return _complex(re_, im_, dtype)
-        if _is_int(doc) or isinstance(doc, float):
-            return _native(dtype).type(doc)
+        if _is_int(doc) or isinstance(doc, float):  # a real number (zarr-python 2 wrote these)
+            return _complex(_decode_float(doc, comp, key, field, allow_hex=False), comp.type(0), dtype)
         raise _err(key, field, doc, f"a list [re, im] for {_native(dtype).name}")
     if k in "mM":
         return _decode_time(doc, dtype, key, field)
@@ -759,10 +775,11 @@ def _length_bytes(conf: dict, name: str, key: str, field: str, multiple: int = 1
     if not _is_int(n) or n < 1 or n % multiple:
         what = "a positive integer" + (f" multiple of {multiple}" if multiple > 1 else "")
         raise _err(key, f"{field}.configuration.length_bytes", n, f"{what} for {name!r}")
-    return n
+    return check_itemsize(n, key, f"{field}.configuration.length_bytes", n)
 
 
-def _parse_v3(doc: Any, key: str, field: str) -> _V3Type:
+def _parse_v3(doc: Any, key: str, field: str, depth: int = 0) -> _V3Type:
+    """Parse a v3 ``data_type`` value; ``depth`` is how many structs enclose it."""
     if isinstance(doc, dict):
         name = doc.get("name", _MISSING)
         if not isinstance(name, str):
@@ -779,7 +796,7 @@ def _parse_v3(doc: Any, key: str, field: str) -> _V3Type:
     else:
         raise _err(key, field, doc, "a data type name string or an object with \"name\"")
 
-    if name in _CORE_V3 or re.fullmatch(r"r\d+", name):
+    if name in _CORE_V3 or re.fullmatch(r"r\d{1,19}", name):
         if "configuration" in doc and doc["configuration"] not in ({},):
             raise _err(key, f"{field}.configuration", doc["configuration"],
                        f"no configuration for data type {name!r}")
@@ -789,7 +806,7 @@ def _parse_v3(doc: Any, key: str, field: str) -> _V3Type:
         if bits < 8 or bits % 8:
             raise _err(key, field, name, "raw bits r<N> with N a positive multiple of 8",
                        UnknownDataTypeError)
-        return _V3Type("raw_bits", np.dtype(f"V{bits // 8}"))
+        return _V3Type("raw_bits", np.dtype(f"V{check_itemsize(bits // 8, key, field, name)}"))
     if name in ("numpy.datetime64", "numpy.timedelta64"):
         conf = _config(doc, name, key, field, ("unit", "scale_factor"))
         unit, scale = conf["unit"], conf["scale_factor"]
@@ -813,7 +830,7 @@ def _parse_v3(doc: Any, key: str, field: str) -> _V3Type:
         conf = _config(doc, name, key, field, ("length_bytes",))
         return _V3Type("raw_bytes", np.dtype(f"V{_length_bytes(conf, name, key, field)}"))
     if name in ("struct", "structured"):
-        return _parse_struct_v3(doc, name, key, field)
+        return _parse_struct_v3(doc, name, key, field, depth + 1)
     if name == "string":
         return _V3Type("string", np.dtypes.StringDType())
     if name in ("bytes", "variable_length_bytes"):
@@ -822,7 +839,8 @@ def _parse_v3(doc: Any, key: str, field: str) -> _V3Type:
                f"a known data type ({', '.join(_KNOWN_V3)})", UnknownDataTypeError)
 
 
-def _parse_struct_v3(doc: dict, name: str, key: str, field: str) -> _V3Type:
+def _parse_struct_v3(doc: dict, name: str, key: str, field: str, depth: int) -> _V3Type:
+    _check_struct_depth(depth, key, field)
     conf = _config(doc, name, key, field, ("fields",))
     raw_fields = conf["fields"]
     ffield = f"{field}.configuration.fields"
@@ -845,11 +863,11 @@ def _parse_struct_v3(doc: dict, name: str, key: str, field: str) -> _V3Type:
         if fname in seen:
             raise _err(key, fi, fname, "unique field names (data-types-struct.md)")
         seen.add(fname)
-        sub = _parse_v3(fdt, key, dt_field)
+        sub = _parse_v3(fdt, key, dt_field, depth)
         if sub.form in ("string", "bytes"):
             raise _err(key, dt_field, fdt, "a fixed-size data type (variable-length types are not allowed in a struct)")
         parsed.append((fname, sub))
-    dtype = np.dtype([(n, t.dtype) for n, t in parsed])
+    dtype = _struct_dtype([(n, t.dtype) for n, t in parsed], key, field, doc)
     return _V3Type(name, dtype, tuple(parsed))
 
 

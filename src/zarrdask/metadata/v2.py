@@ -21,6 +21,8 @@ Choices:
   equivalent (unknown keys dropped, ``dimension_separator`` added, legacy fill
   values such as ``0`` for ``|S`` rewritten in spec form).
 * Attributes (``.zattrs``) are a separate document and not modelled here.
+* Shapes, ranks, chunk sizes and data type sizes are bounded (:mod:`.limits`):
+  a document beyond them is a :class:`~zarrdask.errors.MetadataError`.
 
 Example (from the spec)::
 
@@ -39,10 +41,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import MetadataError
+from ._common import _MISSING, _err, _is_int, _require_dict
 from .dtypes import (
-    _MISSING,
-    _err,
-    _is_int,
     decode_fill_value_v2,
     dtype_to_v2,
     encode_fill_value_v2,
@@ -50,25 +50,11 @@ from .dtypes import (
     normalize_fill_value,
     parse_dtype_v2,
 )
+from .limits import check_chunk_bytes, parse_shape
 
 __all__ = ["ArrayMetadataV2", "GroupMetadataV2"]
 
 _ARRAY_KEYS = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters")
-
-
-def _require_dict(doc: Any, key: str, what: str) -> dict:
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{key}: found {type(doc).__name__} {doc!r:.100}, expected a JSON object ({what})")
-    return doc
-
-
-def _int_tuple(value: Any, key: str, name: str, *, minimum: int) -> tuple[int, ...]:
-    ok = isinstance(value, (list, tuple)) and all(
-        (_is_int(v) or isinstance(v, np.integer)) and v >= minimum for v in value)
-    if not ok:
-        what = "non-negative" if minimum == 0 else "positive"
-        raise _err(key, name, value, f"a list of {what} integers")
-    return tuple(int(v) for v in value)
 
 
 def _codec_config(value: Any, key: str, name: str) -> dict:
@@ -114,14 +100,15 @@ class ArrayMetadataV2:
 
     def _validate(self, key: str) -> None:
         s = object.__setattr__
-        s(self, "shape", _int_tuple(self.shape, key, "shape", minimum=0))
-        s(self, "chunks", _int_tuple(self.chunks, key, "chunks", minimum=1))
+        s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
+        s(self, "chunks", parse_shape(self.chunks, key, "chunks", minimum=1))
         if len(self.shape) != len(self.chunks):
             raise MetadataError(
                 f"{key}: field 'chunks': found {list(self.chunks)} (rank {len(self.chunks)}), expected the "
                 f"rank of 'shape' {list(self.shape)} ({len(self.shape)})")
         if not isinstance(self.dtype, np.dtypes.StringDType):
             s(self, "dtype", np.dtype(self.dtype))
+        check_chunk_bytes(self.chunks, self.dtype, key, "chunks")
         if self.compressor is not None:
             _codec_config(self.compressor, key, "compressor")
         if self.filters is not None:
@@ -149,11 +136,8 @@ class ArrayMetadataV2:
                 raise _err(key, name, _MISSING, "a value (required by the v2 spec)")
         if doc["zarr_format"] != 2 or not _is_int(doc["zarr_format"]):
             raise _err(key, "zarr_format", doc["zarr_format"], "2")
-        shape = doc["shape"]
-        if not isinstance(shape, list):
-            raise _err(key, "shape", shape, "a list of non-negative integers")
-        if not isinstance(doc["chunks"], list):
-            raise _err(key, "chunks", doc["chunks"], "a list of positive integers")
+        shape = parse_shape(doc["shape"], key, "shape", minimum=0)
+        chunks = parse_shape(doc["chunks"], key, "chunks", minimum=1)
         dtype = parse_dtype_v2(doc["dtype"], key=key)
         compressor = doc["compressor"]
         if compressor is not None:
@@ -168,7 +152,7 @@ class ArrayMetadataV2:
             sep = "."
         fill = decode_fill_value_v2(doc["fill_value"], dtype, key=key)
         meta = cls.__new__(cls)
-        for name, value in (("shape", shape), ("chunks", doc["chunks"]), ("dtype", dtype),
+        for name, value in (("shape", shape), ("chunks", chunks), ("dtype", dtype),
                             ("compressor", compressor), ("fill_value", fill), ("order", doc["order"]),
                             ("filters", filters), ("dimension_separator", sep), ("zarr_format", 2)):
             object.__setattr__(meta, name, value)

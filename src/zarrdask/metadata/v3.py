@@ -25,6 +25,9 @@ Codecs are kept as the raw JSON given (``dict`` or short-hand ``str``); codec
 objects are built in ``zarrdask.codecs``. No storage transformers are
 supported: a non-empty ``storage_transformers`` list is an error.
 
+Shapes, ranks, chunk sizes and data type sizes are bounded (:mod:`.limits`); a
+document beyond them is a :class:`~zarrdask.errors.MetadataError`.
+
 Example (v3-core.rst)::
 
     {"zarr_format": 3, "node_type": "array", "shape": [10000, 1000],
@@ -45,10 +48,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import InvalidKeyError, MetadataError
+from ._common import _MISSING, _err, _is_int, _require_dict
 from .dtypes import (
-    _MISSING,
-    _err,
-    _is_int,
     _parse_v3,
     data_type_to_v3,
     decode_fill_value_v3,
@@ -56,6 +57,7 @@ from .dtypes import (
     fill_values_equal,
     normalize_fill_value,
 )
+from .limits import check_chunk_bytes, parse_shape
 
 __all__ = [
     "ArrayMetadataV3",
@@ -68,6 +70,7 @@ __all__ = [
 _ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
                    "fill_value", "codecs")
 _ARRAY_OPTIONAL = ("attributes", "storage_transformers", "dimension_names")
+_SHARDING = "sharding_indexed"  # its chunks are shards, whose inner chunks it bounds itself
 _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
 
 
@@ -99,11 +102,6 @@ def validate_node_name(name: Any) -> str:
         raise InvalidNodeNameError(f"node name: found {name!r}, expected {problem} (v3-core \"Node names\")")
     return name
 
-
-def _require_dict(doc: Any, key: str, what: str) -> dict:
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{key}: found {type(doc).__name__} {doc!r:.100}, expected a JSON object ({what})")
-    return doc
 
 
 def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str, ...] | None,
@@ -169,14 +167,6 @@ class ChunkKeyEncodingSpec:
         return {"name": self.name, "configuration": {"separator": self.separator}}
 
 
-def _int_tuple(value: Any, key: str, name: str, *, minimum: int) -> tuple[int, ...]:
-    ok = isinstance(value, (list, tuple)) and all(
-        (_is_int(v) or isinstance(v, np.integer)) and v >= minimum for v in value)
-    if not ok:
-        what = "non-negative" if minimum == 0 else "positive"
-        raise _err(key, name, value, f"a list of {what} integers")
-    return tuple(int(v) for v in value)
-
 
 def _parse_chunk_grid(value: Any, key: str) -> tuple[int, ...]:
     _, conf = _extension_object(value, key, "chunk_grid", ("regular",), allow_optional=False)
@@ -188,7 +178,11 @@ def _parse_chunk_grid(value: Any, key: str) -> tuple[int, ...]:
         raise _err(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
     if not isinstance(conf["chunk_shape"], list):
         raise _err(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"], "a list of positive integers")
-    return _int_tuple(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
+    return parse_shape(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
+
+
+def _codec_name(value: dict | str) -> str:
+    return value if isinstance(value, str) else value["name"]
 
 
 def _check_codec(value: Any, key: str, name: str) -> Any:
@@ -246,8 +240,8 @@ class ArrayMetadataV3:
 
     def _validate(self, key: str) -> None:
         s = object.__setattr__
-        s(self, "shape", _int_tuple(self.shape, key, "shape", minimum=0))
-        s(self, "chunk_shape", _int_tuple(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape", minimum=1))
+        s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
+        s(self, "chunk_shape", parse_shape(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape", minimum=1))
         if len(self.chunk_shape) != len(self.shape):
             raise MetadataError(
                 f"{key}: field 'chunk_grid.configuration.chunk_shape': found {list(self.chunk_shape)} "
@@ -260,6 +254,8 @@ class ArrayMetadataV3:
         if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
             raise _err(key, "codecs", self.codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
         s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+        if not any(_codec_name(c) == _SHARDING for c in self.codecs):  # a sharding codec checks its inner chunks
+            check_chunk_bytes(self.chunk_shape, self.data_type, key, "chunk_grid.configuration.chunk_shape")
         if not isinstance(self.attributes, dict):
             raise _err(key, "attributes", self.attributes, "an object")
         if self.dimension_names is not None:
@@ -306,9 +302,7 @@ class ArrayMetadataV3:
             raise _err(key, "zarr_format", doc["zarr_format"], "3")
         if doc["node_type"] != "array":
             raise _err(key, "node_type", doc["node_type"], '"array"')
-        if not isinstance(doc["shape"], list):
-            raise _err(key, "shape", doc["shape"], "a list of non-negative integers")
-        shape = _int_tuple(doc["shape"], key, "shape", minimum=0)
+        shape = parse_shape(doc["shape"], key, "shape", minimum=0)
         dt = _parse_v3(doc["data_type"], key, "data_type")
         chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
         if len(chunk_shape) != len(shape):
@@ -419,8 +413,9 @@ class GroupMetadataV3:
     """A v3 group ``zarr.json`` document.
 
     ``consolidated_metadata`` is the raw object (``{"kind": "inline",
-    "must_understand": false, "metadata": {...}}``) or ``None``; it is parsed by
-    ``zarrdask.metadata.consolidated``. ``extra_fields`` holds
+    "must_understand": false, "metadata": {...}}``, ``metadata`` required, as
+    zarr-python requires it) or ``None``; its entries are parsed by
+    ``zarrdask.core.nodes``. ``extra_fields`` holds
     ``must_understand: false`` extensions.
     """
 
@@ -443,8 +438,9 @@ class GroupMetadataV3:
                 raise _err(key, "consolidated_metadata", cm, 'null or an object {"kind": "inline", ...}')
             if cm.get("kind", "inline") != "inline":
                 raise _err(key, "consolidated_metadata.kind", cm.get("kind"), '"inline"')
-            if not isinstance(cm.get("metadata", {}), dict):
-                raise _err(key, "consolidated_metadata.metadata", cm.get("metadata"), "an object")
+            if not isinstance(cm.get("metadata", _MISSING), dict):
+                raise _err(key, "consolidated_metadata.metadata", cm.get("metadata", _MISSING),
+                           "an object mapping relative paths to zarr.json documents")
             if not isinstance(cm.get("must_understand", False), bool):
                 raise _err(key, "consolidated_metadata.must_understand", cm.get("must_understand"), "a boolean")
         if not isinstance(self.extra_fields, dict) or not all(

@@ -37,6 +37,7 @@ from ... import config
 from ..._pool import thread_map
 from ...errors import CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
+from ...metadata.limits import check_chunk_bytes
 from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, RangeReader, update_chunk
 from ..chain import CodecChain, PendingCodecChain
@@ -154,16 +155,22 @@ class ShardingCodec(ArrayBytesCodec):
         return size
 
     def validate(self, spec: ChunkSpec) -> None:
+        """Check the inner chunk shape against the shard shape ``spec.shape`` (same rank, divides
+        it) and the ``max_chunk_bytes`` setting (each inner chunk and the index decoded), then the
+        inner and index codecs. Errors name the codec and field; the array names the document."""
+        where, field = f"codec {self.name!r}", "configuration.chunk_shape"
         if len(self.chunk_shape) != len(spec.shape):
             raise MetadataError(
-                f"codec 'sharding_indexed': chunk_shape {list(self.chunk_shape)} has {len(self.chunk_shape)} "
-                f"dimensions, the shard shape {list(spec.shape)} has {len(spec.shape)}"
+                f"{where}: field {field!r}: found {list(self.chunk_shape)} ({len(self.chunk_shape)} dimensions), "
+                f"expected as many dimensions as the shard shape {list(spec.shape)} ({len(spec.shape)})"
             )
         if any(s % c for s, c in zip(spec.shape, self.chunk_shape)):
             raise MetadataError(
-                f"codec 'sharding_indexed': the inner chunk shape {list(self.chunk_shape)} must divide "
-                f"the shard shape {list(spec.shape)}"
+                f"{where}: field {field!r}: found {list(self.chunk_shape)}, expected an inner chunk shape that "
+                f"divides the shard shape {list(spec.shape)} in every dimension (v3-codecs-sharding-indexed)"
             )
+        check_chunk_bytes(self.chunk_shape, spec.dtype, where, field, what="inner chunk")
+        check_chunk_bytes(self._index_spec(spec).shape, np.dtype("uint64"), where, field, what="shard index")
         self.codec_chain.validate(self._inner_spec(spec))
         self.index_chain.validate(self._index_spec(spec))
         self.index_size(spec)

@@ -1,0 +1,38 @@
+"""Helpers shared by the metadata modules: the house-style error and JSON type checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MetadataError
+
+_MISSING = object()
+
+
+class _Text(str):
+    """A description shown as is where an error names what was found (``repr`` is the text)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _err(key: str, field: str, found: Any, expected: str, cls: type = MetadataError) -> MetadataError:
+    """Build the house-style error: key, field, what was found, what was expected."""
+    if found is _MISSING:
+        return cls(f"{key}: field {field!r}: missing; expected {expected}")
+    text = repr(found)
+    if len(text) > 200:
+        text = text[:200] + "…"
+    return cls(f"{key}: field {field!r}: found {text}, expected {expected}")
+
+
+def _is_int(x: Any) -> bool:
+    """A JSON integer (Python ``int`` but not ``bool``)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _require_dict(doc: Any, key: str, what: str) -> dict:
+    """``doc`` if it is a JSON object, else the error naming ``key``."""
+    if not isinstance(doc, dict):
+        raise MetadataError(f"{key}: found {type(doc).__name__} {doc!r:.100}, expected a JSON object ({what})")
+    return doc
