@@ -26,6 +26,8 @@ def _load_template(path: str) -> Any:
             doc = json.load(f)
     except ValueError as e:
         raise click.BadParameter(f"{path!r} is not valid JSON: {e}", param_hint="'--template'") from None
+    except RecursionError:
+        raise click.BadParameter(f"{path!r} is JSON nested too deeply to read", param_hint="'--template'") from None
     if not isinstance(doc, dict):
         raise click.BadParameter(
             f"{path!r} holds a JSON {type(doc).__name__}; a ZOM document or a JSON Schema is an object",
