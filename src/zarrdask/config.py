@@ -1,4 +1,4 @@
-"""Run-time settings: thread counts and I/O tuning.
+"""Run-time settings: thread counts, I/O tuning and decoding limits.
 
 ``zarrdask.config.set(threads=4)`` changes a setting for the process; the
 environment variable ``ZARRDASK_THREADS`` sets the initial thread count.
@@ -17,6 +17,10 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": False,
     # sharding partial reads: byte ranges at most this far apart are fetched as one
     "coalesce_gap": 1 << 20,
+    # the most bytes one chunk may decode to (and a codec may allocate for it) when its
+    # decoded size is not fixed by the metadata: variable-length strings / bytes, and
+    # the bytes→bytes stages of their codec chains (see docs/formats.md, "Bounded decoding")
+    "max_chunk_bytes": 2 << 30,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
