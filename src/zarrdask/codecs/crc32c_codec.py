@@ -22,7 +22,7 @@ from typing import Any
 import crc32c as _crc32c
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, write_into
+from ._buffers import byte_view, size_error, write_into
 from .abc import BytesBytesCodec, ChunkSpec
 
 __all__ = ["Crc32cCodec", "crc32c_value"]
@@ -54,14 +54,24 @@ class Crc32cCodec(BytesBytesCodec):
         mv = byte_view(data)
         return b"".join((mv, struct.pack("<I", _crc32c.crc32c(mv))))
 
+    bounded_decode = True
+
     def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
+        self,
+        data: bytes | memoryview,
+        spec: ChunkSpec,
+        key: str = "",
+        out: memoryview | None = None,
+        *,
+        size: int | None = None,
     ) -> bytes | memoryview:
         mv = byte_view(data)
         if mv.nbytes < 4:
             raise CorruptChunkError(
                 f"chunk {key!r}: codec 'crc32c' needs at least 4 bytes for the checksum, found {mv.nbytes}"
             )
+        if out is None and size is not None and mv.nbytes - 4 != size:  # cheaper than the checksum
+            raise size_error(key, self.name, mv.nbytes - 4, size)
         payload = mv[:-4]
         (stored,) = struct.unpack("<I", mv[-4:])
         computed = _crc32c.crc32c(payload)
