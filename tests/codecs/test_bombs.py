@@ -21,7 +21,6 @@ import os
 import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numcodecs

@@ -51,8 +51,8 @@ from numcodecs.blosc import Blosc
 
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view
-from .abc import BytesBytesCodec, ChunkSpec
-from .bounded import DecodeBound
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 
 __all__ = ["BloscCodec", "CNAMES", "SHUFFLES", "decode_blosc"]
 
@@ -72,7 +72,7 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
-class BloscCodec(BytesBytesCodec):
+class BloscCodec(BoundedBytesBytesCodec):
     """Blosc meta-compression.
 
     Parameters
@@ -196,19 +196,8 @@ class BloscCodec(BytesBytesCodec):
             ) from None
         return compressor.encode(mv)
 
-    bounded_decode = True
-
-    def decode(
-        self,
-        data: bytes | memoryview,
-        spec: ChunkSpec,
-        key: str = "",
-        out: memoryview | None = None,
-        *,
-        size: int | None = None,
-    ) -> bytes | memoryview:
-        result = decode_blosc(data, DecodeBound(key, self.name, size, out))
-        return out if out is not None else result
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_blosc(data, bound)
 
 
 def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:

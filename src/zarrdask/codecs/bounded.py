@@ -35,8 +35,9 @@ import numpy as np
 from .. import config
 from ..errors import CorruptChunkError
 from ._buffers import byte_view
+from .abc import BytesBytesCodec, ChunkSpec
 
-__all__ = ["DecodeBound", "STEP", "inflate_pieces", "stream_pieces"]
+__all__ = ["BoundedBytesBytesCodec", "DecodeBound", "STEP", "inflate_pieces", "stream_pieces"]
 
 #: the most bytes one call of a streaming decompressor may produce; also the
 #: size of the input slices fed to it (so that its unconsumed tail stays small)
@@ -121,6 +122,30 @@ class DecodeBound:
                 raise self.error(f"decodes to at least {total} bytes (refused there)")
             parts.append(piece)
         return b"".join(parts)
+
+
+class BoundedBytesBytesCodec(BytesBytesCodec):
+    """A bytes → bytes codec that decodes within a :class:`DecodeBound`: it
+    implements :meth:`decode_within`, and ``decode`` builds the bound."""
+
+    bounded_decode = True
+
+    def decode(
+        self,
+        data: bytes | memoryview,
+        spec: ChunkSpec,
+        key: str = "",
+        out: memoryview | None = None,
+        *,
+        size: int | None = None,
+    ) -> bytes | memoryview:
+        result = self.decode_within(data, spec, DecodeBound(key, self.name, size, out))
+        return out if out is not None else result
+
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        """Decode ``data`` into ``bound.out`` (when set) or a new buffer, keeping
+        to ``bound``; returns what was decoded."""
+        raise NotImplementedError
 
 
 def _slices(mv: memoryview, pos: int) -> tuple[memoryview, int]:

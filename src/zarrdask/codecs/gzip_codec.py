@@ -30,8 +30,8 @@ from typing import Any
 
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view
-from .abc import BytesBytesCodec, ChunkSpec
-from .bounded import DecodeBound, inflate_pieces
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound, inflate_pieces
 
 __all__ = ["GzipCodec", "decode_gzip"]
 
@@ -42,7 +42,7 @@ def _gzip_header(level: int) -> bytes:
     return struct.pack("<BBBBLBB", 0x1F, 0x8B, 8, 0, 0, xfl, 255)
 
 
-class GzipCodec(BytesBytesCodec):
+class GzipCodec(BoundedBytesBytesCodec):
     """gzip compression.
 
     Parameters
@@ -76,19 +76,8 @@ class GzipCodec(BytesBytesCodec):
         trailer = struct.pack("<LL", zlib.crc32(mv) & 0xFFFFFFFF, mv.nbytes & 0xFFFFFFFF)
         return b"".join((self._header, body, trailer))
 
-    bounded_decode = True
-
-    def decode(
-        self,
-        data: bytes | memoryview,
-        spec: ChunkSpec,
-        key: str = "",
-        out: memoryview | None = None,
-        *,
-        size: int | None = None,
-    ) -> bytes | memoryview:
-        result = decode_gzip(data, DecodeBound(key, self.name, size, out))
-        return out if out is not None else result
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_gzip(data, bound)
 
 
 def decode_gzip(data: Any, bound: DecodeBound) -> memoryview | bytes:

@@ -39,6 +39,7 @@ from numcodecs.abc import Codec as NumcodecsCodec
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view, size_error
 from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from .bounded import DecodeBound
 from .chain import CodecChain
 from .numcodecs_bounded import VLEN_IDS, check_vlen_count
 from .numcodecs_registry import REFUSED, get_numcodec
@@ -303,18 +304,10 @@ class V2Compressor(NumcodecsBytesBytesCodec):
     def _values_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         return filtered_dtype(self.filters, spec, self._filtered)
 
-    def decode(
-        self,
-        data: bytes | memoryview,
-        spec: ChunkSpec,
-        key: str = "",
-        out: memoryview | None = None,
-        *,
-        size: int | None = None,
-    ) -> bytes | memoryview:
-        if self._decoder is not None:
-            return self._decoder.decode(data, spec, key, out, size=size)  # type: ignore[call-arg]
-        return super().decode(data, spec, key, out, size=size)
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        if self._decoder is not None:  # named as the v2 id ('zstd'), as the v3 codec
+            return self._decoder.decode(data, spec, bound.key, bound.out, size=bound.size)  # type: ignore[call-arg]
+        return super().decode_within(data, spec, bound)
 
 
 def v2_chain(

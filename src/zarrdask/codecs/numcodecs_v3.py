@@ -86,8 +86,8 @@ from numcodecs.abc import Codec as Numcodec
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
 from ._buffers import byte_view, size_error, write_into
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, UnplacedCodec
-from .bounded import DecodeBound
+from .abc import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec, UnplacedCodec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 from .numcodecs_bounded import decode_array_bounded, decode_bytes_bounded
 from .numcodecs_registry import REFUSED, decode_buffer, get_numcodec
 
@@ -476,7 +476,7 @@ class NumcodecsArrayBytesCodec(NumcodecsCodec, ArrayBytesCodec):
         return arr.reshape(spec.shape)
 
 
-class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
+class NumcodecsBytesBytesCodec(NumcodecsCodec, BoundedBytesBytesCodec):
     """A numcodecs compressor or checksum as a bytes → bytes codec."""
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -523,24 +523,14 @@ class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
             raise CodecError(f"codec {self.name!r} could not encode a chunk of data type {spec.dtype}: {e}") from None
         return encoded if isinstance(encoded, bytes) else byte_view(encoded)
 
-    bounded_decode = True
-
     def _values_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The type of the values numcodecs decodes to (what it was given to
         encode): the byte stream in v3."""
         return np.dtype(np.uint8)
 
-    def decode(
-        self,
-        data: bytes | memoryview,
-        spec: ChunkSpec,
-        key: str = "",
-        out: memoryview | None = None,
-        *,
-        size: int | None = None,
-    ) -> bytes | memoryview:
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         codec = self._numcodec(spec)
-        bound = DecodeBound(key, self.name, size, out)
+        key, out = bound.key, bound.out
         mv = byte_view(data)
         checksum = self.checksum_size
         if checksum is not None and bound.size is not None and mv.nbytes - checksum != bound.size:

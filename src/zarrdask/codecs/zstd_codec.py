@@ -30,8 +30,8 @@ from numcodecs.zstd import Zstd
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
 from ._buffers import byte_view
-from .abc import BytesBytesCodec, ChunkSpec
-from .bounded import DecodeBound
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 
 __all__ = ["ZstdCodec", "decode_zstd", "frame_content_size", "frames", "split_frames"]
 
@@ -166,7 +166,7 @@ def decode_zstd(zstd: Zstd, data: Any, bound: DecodeBound) -> memoryview | bytes
         raise _zstd_error(bound, e) from None
 
 
-class ZstdCodec(BytesBytesCodec):
+class ZstdCodec(BoundedBytesBytesCodec):
     """Zstandard compression.
 
     Parameters
@@ -211,16 +211,5 @@ class ZstdCodec(BytesBytesCodec):
     def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes:
         return self._zstd.encode(byte_view(data))
 
-    bounded_decode = True
-
-    def decode(
-        self,
-        data: bytes | memoryview,
-        spec: ChunkSpec,
-        key: str = "",
-        out: memoryview | None = None,
-        *,
-        size: int | None = None,
-    ) -> bytes | memoryview:
-        result = decode_zstd(self._zstd, data, DecodeBound(key, self.name, size, out))
-        return out if out is not None else result
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_zstd(self._zstd, data, bound)
