@@ -80,7 +80,8 @@ class DecodeBound:
 
     def check(self, declared: int, what: str = "declares") -> None:
         """Refuse a decoded size a header declares, before anything is decoded."""
-        if declared != self.size if self.size is not None else not 0 <= declared <= self.limit:
+        exact = self.size is not None
+        if (declared != self.size) if exact else not 0 <= declared <= self.limit:
             raise self.error(f"{what} {declared} decoded bytes")
 
     def buffer(self, nbytes: int) -> memoryview:
