@@ -19,6 +19,7 @@ engine calls them from a thread pool.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -97,7 +98,7 @@ class ChunkSpec:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
         return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty)
@@ -250,14 +251,34 @@ class ArrayBytesCodec(Codec):
 class BytesBytesCodec(Codec):
     kind: ClassVar[str] = "bytes_bytes"
 
+    #: ``decode`` takes the keyword ``size`` and keeps to it (bounded decoding,
+    #: :mod:`zarrdask.codecs.bounded`); a codec without it (a third-party one
+    #: written before) is called without ``size`` and its result checked after
+    bounded_decode: ClassVar[bool] = False
+
     def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes | memoryview:
         raise NotImplementedError
 
     def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
+        self,
+        data: bytes | memoryview,
+        spec: ChunkSpec,
+        key: str = "",
+        out: memoryview | None = None,
+        *,
+        size: int | None = None,
     ) -> bytes | memoryview:
         """Decode ``data``; when ``out`` (a writable buffer of the exact decoded
-        size) is given, the result is written into it and ``out`` is returned."""
+        size) is given, the result is written into it and ``out`` is returned.
+
+        ``size`` is the exact decoded size when the codec chain knows it (the
+        encoded size of a fixed-size chunk), else ``None``: then at most
+        ``zarrdask.config.get("max_chunk_bytes")`` bytes. A codec that sets
+        :attr:`bounded_decode` refuses data that would decode to anything else
+        with a :class:`~zarrdask.errors.CorruptChunkError` — before decoding it
+        where a header declares the size, else at the first byte past the
+        limit — and never allocates much more than the limit.
+        """
         raise NotImplementedError
 
     def encoded_size(self, decoded_size: int) -> int | None:

@@ -33,9 +33,10 @@ which numcodecs (compress) and c-blosc (decompress) serialise with a mutex.
 ``use_threads = False`` (which importing zarr-python sets) forces the
 contextual API everywhere — also safe; ``True`` is safe but serialises all
 threads on that mutex. Decoding checks the 16-byte header (compressed size
-equal to the stored size, decompressed size equal to the expected one) before
-handing the buffer to Blosc, so a truncated chunk is an error, not a read past
-its end.
+equal to the stored size, decompressed size equal to the expected one, or at
+most ``max_chunk_bytes`` where no size is fixed; :mod:`zarrdask.codecs.bounded`)
+before handing the buffer to Blosc, so a truncated chunk is an error, not a
+read past its end, and a header claiming gigabytes allocates nothing.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ import numpy as np
 from numcodecs.blosc import Blosc
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error
-from .abc import BytesBytesCodec, ChunkSpec
+from ._buffers import byte_view
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["BloscCodec", "CNAMES", "SHUFFLES"]
+__all__ = ["BloscCodec", "CNAMES", "SHUFFLES", "decode_blosc"]
 
 #: compressors named by the spec (``snappy`` is not in numcodecs' wheels)
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
@@ -70,7 +72,7 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
-class BloscCodec(BytesBytesCodec):
+class BloscCodec(BoundedBytesBytesCodec):
     """Blosc meta-compression.
 
     Parameters
@@ -194,33 +196,34 @@ class BloscCodec(BytesBytesCodec):
             ) from None
         return compressor.encode(mv)
 
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
-        mv = byte_view(data)
-        if mv.nbytes < _HEADER:
-            raise CorruptChunkError(
-                f"chunk {key!r}: codec 'blosc' needs a {_HEADER}-byte header, found {mv.nbytes} bytes"
-            )
-        nbytes, _blocksize, cbytes = struct.unpack_from("<III", mv, 4)
-        if cbytes != mv.nbytes:
-            raise CorruptChunkError(
-                f"chunk {key!r}: the blosc header says {cbytes} compressed bytes, found {mv.nbytes}"
-            )
-        target = None
-        if out is not None:
-            target = byte_view(out)
-            if nbytes != target.nbytes:
-                raise size_error(key, "blosc", nbytes, target.nbytes)
-        if nbytes == 0:  # blosc_decompress returns 0 (its error code) for empty data
-            return b"" if out is None else out
-        try:
-            result = _blosc.decompress(mv, target)
-        except Exception as e:  # numcodecs raises RuntimeError on failure
-            names = _FORMATS.get((mv[2] >> 5) & 0x7, ())
-            if names and not set(names) & set(_blosc.list_compressors()):
-                raise CodecError(
-                    f"chunk {key!r}: compressed with blosc's {names[0]!r}, which this numcodecs build lacks"
-                ) from None
-            raise CorruptChunkError(f"chunk {key!r}: codec 'blosc' could not decode it: {e}") from None
-        return out if out is not None else result
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_blosc(data, bound)
+
+
+def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:
+    """Decode a Blosc 1 chunk within ``bound``: the 16-byte header's sizes are
+    checked (compressed size equal to the stored size, decompressed size equal
+    to the expected one, or within ``max_chunk_bytes``) before Blosc sees the data."""
+    mv = byte_view(data)
+    key = bound.key
+    if mv.nbytes < _HEADER:
+        raise CorruptChunkError(
+            f"chunk {key!r}: codec {bound.codec!r} needs a {_HEADER}-byte header, found {mv.nbytes} bytes"
+        )
+    nbytes, _blocksize, cbytes = struct.unpack_from("<III", mv, 4)
+    if cbytes != mv.nbytes:
+        raise CorruptChunkError(
+            f"chunk {key!r}: the blosc header says {cbytes} compressed bytes, found {mv.nbytes}"
+        )
+    bound.check(nbytes, "declares (in its header)")
+    if nbytes == 0:  # blosc_decompress returns 0 (its error code) for empty data
+        return b""
+    try:
+        return _blosc.decompress(mv, bound.out)
+    except Exception as e:  # numcodecs raises RuntimeError on failure
+        names = _FORMATS.get((mv[2] >> 5) & 0x7, ())
+        if names and not set(names) & set(_blosc.list_compressors()):
+            raise CodecError(
+                f"chunk {key!r}: compressed with blosc's {names[0]!r}, which this numcodecs build lacks"
+            ) from None
+        raise CorruptChunkError(f"chunk {key!r}: codec {bound.codec!r} could not decode it: {e}") from None

@@ -19,8 +19,28 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import scratch_array
+from ._buffers import byte_view, scratch_array, size_error
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
+
+
+def bounded_decode(
+    codec: BytesBytesCodec,
+    data: Any,
+    spec: ChunkSpec,
+    key: str,
+    out: memoryview | None = None,
+    size: int | None = None,
+) -> Any:
+    """``codec.decode`` kept to the decoded ``size`` (``len(out)`` with ``out``;
+    ``None``: at most the ``max_chunk_bytes`` setting). A codec that does not
+    take the bound (:attr:`~zarrdask.codecs.abc.BytesBytesCodec.bounded_decode`
+    false) decodes unbounded and its result's size is checked after."""
+    if codec.bounded_decode:
+        return codec.decode(data, spec, key, out, size=size)
+    result = codec.decode(data, spec, key, out)
+    if out is None and size is not None and byte_view(result).nbytes != size:
+        raise size_error(key, codec.name, byte_view(result).nbytes, size)
+    return result
 
 
 class _CodecList:
@@ -147,9 +167,22 @@ class CodecChain(_CodecList, ArrayBytesCodec):
             data = codec.encode(data, specs[-1])
         return data
 
+    def _decoded_sizes(self, spec: ChunkSpec) -> list[int | None]:
+        """The decoded size of each bytes→bytes codec (``spec`` is the array→bytes
+        codec's decoded side): the array→bytes codec's encoded size, then each
+        codec's encoded size of the one before; ``None`` where not fixed."""
+        size = self.array_bytes.encoded_size(spec)
+        sizes = []
+        for codec in self.bytes_bytes:
+            sizes.append(size)
+            size = None if size is None else codec.encoded_size(size)
+        return sizes
+
     def _decode_bytes(self, data: Any, spec: ChunkSpec, key: str, stop: int) -> Any:
-        for codec in reversed(self.bytes_bytes[stop:]):
-            data = codec.decode(data, spec, key)
+        if len(self.bytes_bytes) > stop:
+            sizes = self._decoded_sizes(spec)
+            for i in range(len(self.bytes_bytes) - 1, stop - 1, -1):
+                data = bounded_decode(self.bytes_bytes[i], data, spec, key, size=sizes[i])
         return data
 
     def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
@@ -204,7 +237,7 @@ class CodecChain(_CodecList, ArrayBytesCodec):
         """Decode the bytes→bytes codecs, the outermost straight into ``target``."""
         data = self._decode_bytes(data, spec, key, 1)
         if self.bytes_bytes:
-            self.bytes_bytes[0].decode(data, spec, key, out=target)
+            bounded_decode(self.bytes_bytes[0], data, spec, key, out=target)
             return
         if len(data) != len(target):
             raise CorruptChunkError(

@@ -22,8 +22,9 @@ from typing import Any
 import crc32c as _crc32c
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, write_into
-from .abc import BytesBytesCodec, ChunkSpec
+from ._buffers import byte_view, size_error
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 
 __all__ = ["Crc32cCodec", "crc32c_value"]
 
@@ -33,7 +34,7 @@ def crc32c_value(data: Any) -> int:
     return _crc32c.crc32c(byte_view(data))
 
 
-class Crc32cCodec(BytesBytesCodec):
+class Crc32cCodec(BoundedBytesBytesCodec):
     """Append (encode) / verify and strip (decode) a little-endian CRC-32C."""
 
     name = "crc32c"
@@ -54,14 +55,15 @@ class Crc32cCodec(BytesBytesCodec):
         mv = byte_view(data)
         return b"".join((mv, struct.pack("<I", _crc32c.crc32c(mv))))
 
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         mv = byte_view(data)
+        key = bound.key
         if mv.nbytes < 4:
             raise CorruptChunkError(
                 f"chunk {key!r}: codec 'crc32c' needs at least 4 bytes for the checksum, found {mv.nbytes}"
             )
+        if bound.size is not None and mv.nbytes - 4 != bound.size:  # cheaper than the checksum
+            raise size_error(key, self.name, mv.nbytes - 4, bound.size)
         payload = mv[:-4]
         (stored,) = struct.unpack("<I", mv[-4:])
         computed = _crc32c.crc32c(payload)
@@ -69,6 +71,7 @@ class Crc32cCodec(BytesBytesCodec):
             raise ChecksumError(
                 f"chunk {key!r}: crc32c checksum mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}"
             )
-        if out is None:
+        if bound.out is None:
             return payload
-        return write_into(out, payload, key=key, codec="crc32c")
+        bound.out[:] = payload
+        return bound.out

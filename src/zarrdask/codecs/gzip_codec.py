@@ -12,7 +12,11 @@ Encoding writes one gzip member with a fixed header — no file name, ``MTIME``
 same data always encodes to the same bytes. numcodecs' ``GZip`` (which
 zarr-python 3.1 uses) writes the same header except that ``MTIME`` is the
 current time; apart from those four bytes the encodings are identical (tested).
-Decoding accepts any RFC 1952 stream, including several concatenated members.
+Decoding accepts any RFC 1952 stream, including several concatenated members
+(and zero bytes padding the end, as Python's ``gzip`` module), and is bounded
+(:mod:`zarrdask.codecs.bounded`): the stream is inflated in pieces written
+straight into the output, and refused at the first byte past the chunk's
+expected size — a small chunk never inflates to gigabytes first.
 
 The work is done by the standard library's ``zlib``, which releases the GIL, so
 the codec is thread-safe and parallelises across threads.
@@ -20,16 +24,16 @@ the codec is thread-safe and parallelises across threads.
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from typing import Any
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, write_into
-from .abc import BytesBytesCodec, ChunkSpec
+from ._buffers import byte_view
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound, inflate_pieces
 
-__all__ = ["GzipCodec"]
+__all__ = ["GzipCodec", "decode_gzip"]
 
 
 def _gzip_header(level: int) -> bytes:
@@ -38,7 +42,7 @@ def _gzip_header(level: int) -> bytes:
     return struct.pack("<BBBBLBB", 0x1F, 0x8B, 8, 0, 0, xfl, 255)
 
 
-class GzipCodec(BytesBytesCodec):
+class GzipCodec(BoundedBytesBytesCodec):
     """gzip compression.
 
     Parameters
@@ -72,13 +76,14 @@ class GzipCodec(BytesBytesCodec):
         trailer = struct.pack("<LL", zlib.crc32(mv) & 0xFFFFFFFF, mv.nbytes & 0xFFFFFFFF)
         return b"".join((self._header, body, trailer))
 
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
-        try:
-            result = gzip.decompress(byte_view(data))
-        except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError
-            raise CorruptChunkError(f"chunk {key!r}: codec 'gzip' could not decode it: {e}") from None
-        if out is None:
-            return result
-        return write_into(out, result, key=key, codec="gzip")
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_gzip(data, bound)
+
+
+def decode_gzip(data: Any, bound: DecodeBound) -> memoryview | bytes:
+    """Decode gzip ``data`` (any number of members) within ``bound``, inflating
+    piece by piece straight into the output."""
+    try:
+        return bound.collect(inflate_pieces(data, 16 + zlib.MAX_WBITS, members=True))
+    except zlib.error as e:
+        raise CorruptChunkError(f"chunk {bound.key!r}: codec {bound.codec!r} could not decode it: {e}") from None

@@ -30,6 +30,7 @@ compressor with ``[{"id": "delta", "dtype": "<f8"}]`` as filters;
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -38,7 +39,9 @@ from numcodecs.abc import Codec as NumcodecsCodec
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view, size_error
 from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from .bounded import DecodeBound
 from .chain import CodecChain
+from .numcodecs_bounded import VLEN_IDS, check_vlen_count
 from .numcodecs_registry import REFUSED, get_numcodec
 from .numcodecs_v3 import NumcodecsBytesBytesCodec
 
@@ -84,6 +87,35 @@ def is_object_codec(codec: NumcodecsCodec) -> bool:
     return False
 
 
+def filtered_dtype(filters: Sequence[NumcodecsCodec], spec: ChunkSpec, cache: dict[Any, Any]) -> np.dtype | None:
+    """The data type of what the v2 ``filters`` hand the compressor for chunks
+    of ``spec`` (``spec.dtype`` without filters), when every filter maps the
+    elements one to one — ``delta``, ``fixedscaleoffset``, ``quantize``,
+    ``astype``, ``bitround``: then the compressor decodes to exactly the
+    chunk's element count × that type's size. ``None`` otherwise (object
+    arrays, ``packbits``, a compressor used as a filter). Found by encoding a
+    small sample once per data type (cached in ``cache``)."""
+    if not filters:
+        return None if spec.dtype.hasobject else spec.dtype
+    if spec.dtype.hasobject or spec.dtype.kind == "T":
+        return None
+    if spec.dtype not in cache:
+        from .numcodecs_v3 import _samples
+
+        sample = _samples(spec.dtype)[0]
+        data: Any = sample
+        for f in filters:
+            try:
+                data = f.encode(data)
+            except Exception:  # numcodecs raises TypeError / ValueError / RuntimeError
+                data = None
+            if not isinstance(data, np.ndarray) or data.size != sample.size or data.dtype.hasobject:
+                data = None
+                break
+        cache[spec.dtype] = None if data is None else data.dtype
+    return cache[spec.dtype]
+
+
 class V2ArrayBytes(ArrayBytesCodec):
     """The v2 layout step: elements in ``order`` (C/F), then the v2 filters.
 
@@ -102,6 +134,7 @@ class V2ArrayBytes(ArrayBytesCodec):
         #: a compressor follows: ``encode`` returns what it gets (an array, as in
         #: zarr-python), not bytes
         self.compressed = compressed
+        self._filtered: dict[Any, Any] = {}
 
     def get_config(self) -> dict[str, Any]:
         return {"filters": [f.get_config() for f in self.filters]}
@@ -162,8 +195,11 @@ class V2ArrayBytes(ArrayBytesCodec):
             "or an array)"
         )
 
-    def _decode_filters(self, data: Any, key: str) -> Any:
+    def _decode_filters(self, data: Any, spec: ChunkSpec, key: str) -> Any:
         for f in reversed(self.filters):
+            if f is self.filters[0] and spec.dtype.hasobject and self.object_codec_id in VLEN_IDS:
+                # the element count the header declares, before numcodecs allocates for it
+                check_vlen_count(data, tuple(spec.shape), key, str(self.object_codec_id))
             try:
                 data = f.decode(data)
             except UnicodeDecodeError as e:
@@ -194,12 +230,12 @@ class V2ArrayBytes(ArrayBytesCodec):
     def decode_into(self, data: Any, spec: ChunkSpec, out: np.ndarray, key: str = "") -> None:
         """Decode into ``out``; object arrays are converted once, straight into it."""
         if spec.dtype.hasobject:
-            out[...] = self._objects(self._decode_filters(data, key), spec, key)
+            out[...] = self._objects(self._decode_filters(data, spec, key), spec, key)
         else:
             out[...] = self.decode(data, spec, key)
 
     def decode(self, data: Any, spec: ChunkSpec, key: str = "") -> np.ndarray:
-        data = self._decode_filters(data, key)
+        data = self._decode_filters(data, spec, key)
         if spec.dtype.hasobject:
             arr = self._objects(data, spec, key)
             return arr if arr.dtype == spec.dtype else arr.astype(spec.dtype)
@@ -228,39 +264,50 @@ class V2ArrayBytes(ArrayBytesCodec):
         return byte_view(out)
 
     def encoded_size(self, spec: ChunkSpec) -> int | None:
-        return None if self.filters else spec.nbytes
+        """The chunk's bytes without filters; with filters that map elements one
+        to one, the element count × the filtered type's size (what bounds the
+        compressor's output); else ``None``."""
+        if not self.filters:
+            return spec.nbytes
+        dtype = filtered_dtype(self.filters, spec, self._filtered)
+        return None if dtype is None else math.prod(spec.shape) * dtype.itemsize
 
 
 class V2Compressor(NumcodecsBytesBytesCodec):
     """A v2 compressor: numcodecs encodes what the filters (or the layout step)
-    hand it — an array, as in zarr-python — and decodes; ``zstd``, ``gzip``,
+    hand it — an array, as in zarr-python — and decodes within the size the
+    chain gives (:mod:`zarrdask.codecs.numcodecs_bounded`); ``zstd``, ``gzip``,
     ``blosc`` and ``crc32c`` decode through the matching v3 codec (size checks,
-    straight into the caller's buffer)."""
+    straight into the caller's buffer). ``filters`` are the array's v2
+    filters: they tell the type of the values the compressor decodes to."""
 
-    def __init__(self, codec: NumcodecsCodec) -> None:
+    def __init__(self, codec: NumcodecsCodec, filters: Sequence[NumcodecsCodec] = ()) -> None:
         config = dict(codec.get_config())
         codec_id = config.pop("id", codec.codec_id)
         super().__init__(codec_id, **config)
         self._numcodecs[()] = codec
+        self.filters = tuple(filters)
+        self._filtered: dict[Any, Any] = {}
         from .registry import _core_compressor
 
         self._decoder: BytesBytesCodec | None = _core_compressor(codec, codec_id, config)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"codec": self._numcodecs[()]}
+        return {"codec": self._numcodecs[()], "filters": self.filters}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["codec"])  # type: ignore[misc]
+        self.__init__(state["codec"], state.get("filters", ()))  # type: ignore[misc]
 
     def _encode_input(self, data: Any) -> Any:
         return data
 
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
-        if self._decoder is not None:
-            return self._decoder.decode(data, spec, key, out)
-        return super().decode(data, spec, key, out)
+    def _values_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        return filtered_dtype(self.filters, spec, self._filtered)
+
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        if self._decoder is not None:  # named as the v2 id ('zstd'), as the v3 codec
+            return self._decoder.decode(data, spec, bound.key, bound.out, size=bound.size)  # type: ignore[call-arg]
+        return super().decode_within(data, spec, bound)
 
 
 def v2_chain(
@@ -271,5 +318,5 @@ def v2_chain(
 ) -> CodecChain:
     """The codec chain of a v2 array."""
     fs = [numcodecs_from_config(f, key=key) for f in (filters or ())]
-    bb = [V2Compressor(numcodecs_from_config(compressor, key=key))] if compressor else []
+    bb = [V2Compressor(numcodecs_from_config(compressor, key=key), fs)] if compressor else []
     return CodecChain([], V2ArrayBytes(fs, compressed=bool(bb)), bb)

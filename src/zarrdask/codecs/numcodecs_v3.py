@@ -85,8 +85,10 @@ import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, write_into
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, UnplacedCodec
+from ._buffers import byte_view, size_error, write_into
+from .abc import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec, UnplacedCodec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
+from .numcodecs_bounded import decode_array_bounded, decode_bytes_bounded
 from .numcodecs_registry import REFUSED, decode_buffer, get_numcodec
 
 __all__ = [
@@ -446,8 +448,13 @@ class NumcodecsArrayBytesCodec(NumcodecsCodec, ArrayBytesCodec):
         return encoded if isinstance(encoded, bytes) else byte_view(encoded)
 
     def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
+        codec = self._numcodec(spec)
         try:
-            decoded = self._numcodec(spec).decode(bytes(data) if not isinstance(data, bytes) else data)
+            decoded = decode_array_bounded(self.codec_id, codec, data, spec, key, self.name)
+            if decoded is None:  # no header to check: decoded by numcodecs, checked below
+                decoded = codec.decode(bytes(data) if not isinstance(data, bytes) else data)
+        except CorruptChunkError:
+            raise
         except REFUSED as e:
             raise CodecError(f"chunk {key!r}: codec {self.name!r} refuses to decode it: {e}") from None
         except Exception as e:
@@ -469,7 +476,7 @@ class NumcodecsArrayBytesCodec(NumcodecsCodec, ArrayBytesCodec):
         return arr.reshape(spec.shape)
 
 
-class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
+class NumcodecsBytesBytesCodec(NumcodecsCodec, BoundedBytesBytesCodec):
     """A numcodecs compressor or checksum as a bytes → bytes codec."""
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -516,20 +523,35 @@ class NumcodecsBytesBytesCodec(NumcodecsCodec, BytesBytesCodec):
             raise CodecError(f"codec {self.name!r} could not encode a chunk of data type {spec.dtype}: {e}") from None
         return encoded if isinstance(encoded, bytes) else byte_view(encoded)
 
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
+    def _values_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The type of the values numcodecs decodes to (what it was given to
+        encode): the byte stream in v3."""
+        return np.dtype(np.uint8)
+
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         codec = self._numcodec(spec)
+        key, out = bound.key, bound.out
+        mv = byte_view(data)
+        checksum = self.checksum_size
+        if checksum is not None and bound.size is not None and mv.nbytes - checksum != bound.size:
+            raise size_error(key, self.name, mv.nbytes - checksum, bound.size)  # before the checksum is computed
         try:
-            result = decode_buffer(codec, byte_view(data))
+            result = decode_bytes_bounded(self.codec_id, codec, mv, bound, self._values_dtype(spec))
+            if result is None:  # no bound can be given to numcodecs: the result is checked below
+                result = decode_buffer(codec, mv)
+        except CorruptChunkError:
+            raise
         except REFUSED as e:
             raise CodecError(f"chunk {key!r}: codec {self.name!r} refuses to decode it: {e}") from None
         except Exception as e:  # RuntimeError, ValueError, zlib.error, lzma.LZMAError, OSError, ...
-            cls = ChecksumError if self.checksum_size is not None else CorruptChunkError
+            cls = ChecksumError if checksum is not None else CorruptChunkError
             raise cls(f"chunk {key!r}: codec {self.name!r} could not decode it: {e}") from None
-        if out is None:
-            return result if isinstance(result, bytes) else byte_view(result)
-        return write_into(out, result, key=key, codec=self.name)
+        if out is not None:
+            return write_into(out, result, key=key, codec=self.name)
+        result = result if isinstance(result, bytes) else byte_view(result)
+        if bound.size is not None and len(result) != bound.size:
+            raise size_error(key, self.name, len(result), bound.size)
+        return result
 
 
 class Shuffle(NumcodecsBytesBytesCodec):

@@ -16,7 +16,11 @@ Format: a chunk is a u32le element count, then per element (in C order) a
 u32le byte count and the bytes (UTF-8 for strings). This is numcodecs'
 ``VLenUTF8`` / ``VLenBytes`` format, so the Cython implementations in numcodecs
 do the work; here they are wrapped as array→bytes codecs with typed errors
-naming the chunk's key. Zarr v2 arrays use the same numcodecs codecs as
+naming the chunk's key. The element count in the header is checked against
+the chunk's shape (and the bytes that remain) before numcodecs allocates an
+array of that many elements, so a 20-byte chunk claiming 134 million strings
+is refused without allocating anything; numcodecs checks each element's length
+against the remaining bytes before it allocates the element. Zarr v2 arrays use the same numcodecs codecs as
 filters (``{"id": "vlen-utf8"}``), see :mod:`zarrdask.codecs.numcodecs_v2`.
 
 In memory, ``string`` arrays are numpy ``StringDType`` arrays (numpy >= 2) and
@@ -32,6 +36,7 @@ copy) is the codec ``zarrdask.vlen-offsets`` in
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numcodecs
@@ -40,6 +45,7 @@ import numpy as np
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
+from .numcodecs_bounded import check_vlen_count
 
 __all__ = [
     "VlenUtf8Codec",
@@ -196,14 +202,16 @@ class _VlenCodec(ArrayBytesCodec):
             raise CodecError(f"codec {self.name!r}: cannot encode the chunk: {e}") from None
 
     def _decode_list(self, data: Any, spec: ChunkSpec, key: str) -> np.ndarray:
-        """The chunk's elements as a flat object array (checked against the shape)."""
+        """The chunk's elements as a flat object array (checked against the shape:
+        the header's element count before numcodecs allocates for it)."""
+        n = math.prod(spec.shape)
+        check_vlen_count(data, tuple(spec.shape), key, self.name)
         try:
             objs = self._numcodec.decode(byte_view(data))
         except UnicodeDecodeError as e:
             raise CorruptChunkError(f"chunk {key!r}: codec {self.name!r}: an element is not valid UTF-8: {e}") from None
         except (ValueError, TypeError) as e:
             raise CorruptChunkError(f"chunk {key!r}: codec {self.name!r}: {e}") from None
-        n = int(np.prod(spec.shape, dtype=np.int64))
         if objs.size != n:
             raise CorruptChunkError(
                 f"chunk {key!r}: codec {self.name!r}: the chunk holds {objs.size} elements, "

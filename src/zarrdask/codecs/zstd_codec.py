@@ -14,11 +14,12 @@ zarr-python 3.1 and tensorstore write it (the extension says ``checksum``
 
 Compression is numcodecs' ``Zstd`` (one object per codec, created once).
 numcodecs creates a fresh ZSTD context per call and releases the GIL, so the
-codec is thread-safe. Decoding into ``out`` goes straight into the caller's
-buffer when the frame header declares exactly ``len(out)`` bytes; otherwise
-the frame is decoded and its size checked before the copy. Data of several
-frames (RFC 8878: "a sequence of frames") that numcodecs < 0.16 cannot decode
-at once is decoded frame by frame (:func:`split_frames`).
+codec is thread-safe. Decoding is bounded (:mod:`zarrdask.codecs.bounded`,
+:func:`decode_zstd`): the sizes frame headers declare are checked against
+the chunk's expected size before anything is decompressed, and the data goes
+straight into the caller's buffer. Data of several frames (RFC 8878: "a
+sequence of frames") is decoded frame by frame into its place (:func:`frames`),
+which also serves numcodecs < 0.16, which decodes only the first frame.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from typing import Any
 from numcodecs.zstd import Zstd
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, write_into
-from .abc import BytesBytesCodec, ChunkSpec
+from ._buffers import byte_view
+from .abc import ChunkSpec
+from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["ZstdCodec", "frame_content_size", "split_frames"]
+__all__ = ["ZstdCodec", "decode_zstd", "frame_content_size", "frames", "split_frames"]
 
 _MAGIC = 0xFD2FB528
-# magic + header (<= 14 bytes with a dictionary id) + one empty block + checksum
-_EMPTY_FRAME_MAX = 4 + 14 + 3 + 4
+#: Block_Maximum_Size (RFC 8878 section 3.1.1.2.4): the most a compressed block decodes to
+_BLOCK_MAX = 128 << 10
 
 
 def frame_content_size(data: memoryview) -> int | None:
@@ -52,11 +54,18 @@ def frame_content_size(data: memoryview) -> int | None:
     return value + 256 if size == 2 else value
 
 
-def split_frames(data: memoryview) -> list[memoryview] | None:
+def frames(data: memoryview) -> list[tuple[memoryview, int | None, int]] | None:
     """The frames of ``data`` (RFC 8878 section 3.1: a frame header, blocks with
-    3-byte headers, an optional 4-byte checksum; skippable frames dropped), or
-    ``None`` if ``data`` is not a sequence of whole frames."""
-    frames = []
+    3-byte headers, an optional 4-byte checksum; skippable frames dropped), each
+    with its declared content size (``None`` if the header has none) and an
+    upper bound of what it can decode to; ``None`` if ``data`` is not a sequence
+    of whole frames.
+
+    The bound walks the block headers only (section 3.1.1.2): a raw or RLE
+    block regenerates the ``Block_Size`` its header states, a compressed block
+    at most ``Block_Maximum_Size`` (128 KiB, which the decoder enforces).
+    """
+    found = []
     pos, n = 0, data.nbytes
     while pos < n:
         if n - pos < 8:
@@ -64,6 +73,8 @@ def split_frames(data: memoryview) -> list[memoryview] | None:
         magic = int.from_bytes(data[pos : pos + 4], "little")
         if magic & 0xFFFFFFF0 == 0x184D2A50:  # skippable frame: magic, 4-byte size, content
             pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
+            if pos > n:
+                return None
             continue
         if magic != _MAGIC:
             return None
@@ -71,21 +82,91 @@ def split_frames(data: memoryview) -> list[memoryview] | None:
         fcs_flag, single_segment, dict_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
         pos += 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
         pos += (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
-        last = False
+        last, bound = False, 0
         while not last:
             if pos + 3 > n:
                 return None
             header = int.from_bytes(data[pos : pos + 3], "little")
             last, block_type, size = bool(header & 1), (header >> 1) & 3, header >> 3
+            if block_type == 3:  # reserved
+                return None
+            bound += _BLOCK_MAX if block_type == 2 else size
             pos += 3 + (1 if block_type == 1 else size)  # an RLE block holds one byte
         pos += 4 if descriptor & 0x4 else 0  # content checksum
         if pos > n:
             return None
-        frames.append(data[start:pos])
-    return frames
+        frame = data[start:pos]
+        declared = frame_content_size(frame)
+        found.append((frame, declared, bound if declared is None else declared))
+    return found
 
 
-class ZstdCodec(BytesBytesCodec):
+def split_frames(data: memoryview) -> list[memoryview] | None:
+    """The frames of ``data`` (see :func:`frames`), or ``None`` if ``data`` is
+    not a sequence of whole frames."""
+    found = frames(data)
+    return None if found is None else [f for f, _, _ in found]
+
+
+def _zstd_error(bound: DecodeBound, e: Exception) -> CorruptChunkError:
+    cls = ChecksumError if "checksum" in str(e).lower() else CorruptChunkError
+    return cls(f"chunk {bound.key!r}: codec {bound.codec!r} could not decode it: {e}")
+
+
+def _into(zstd: Zstd, src: memoryview, target: memoryview, bound: DecodeBound) -> None:
+    try:
+        zstd.decode(src, out=target)
+    except Exception as e:  # numcodecs raises RuntimeError / ValueError
+        if "too small" in str(e):  # libzstd or numcodecs refused to write past `target`
+            raise bound.error(f"decodes to more than {target.nbytes} bytes ({e})") from None
+        raise _zstd_error(bound, e) from None
+
+
+def decode_zstd(zstd: Zstd, data: Any, bound: DecodeBound) -> memoryview | bytes:
+    """Decode zstd ``data`` within ``bound``.
+
+    The usual chunk is one frame whose header declares exactly the expected
+    size: it is decompressed straight into the output. Otherwise the frames'
+    declared sizes are added up and checked before anything is decompressed,
+    then each frame goes into its place in the output. Frames without a
+    declared size are decompressed into a buffer of the expected size, which
+    libzstd refuses to overflow (numcodecs >= 0.16; older versions refuse such
+    frames); without an expected size (``max_chunk_bytes``), their block
+    headers give an upper bound that must be within the limit.
+    """
+    mv = byte_view(data)
+    first = frame_content_size(mv)
+    if first is not None and first == bound.size and first:
+        target = bound.buffer(first)
+        _into(zstd, mv, target, bound)
+        return target
+    found = frames(mv)
+    if found is None:
+        raise bound.error("holds no sequence of whole zstd frames (corrupt or truncated)")
+    if all(declared is not None for _, declared, _ in found):
+        total = sum(declared for _, declared, _ in found)  # type: ignore[misc]
+        bound.check(total, "declares (in its frame headers)")
+        target = bound.buffer(total)
+        pos = 0
+        for frame, declared, _ in found:
+            if declared:  # numcodecs refuses empty frames: nothing to decode
+                _into(zstd, frame, target[pos : pos + declared], bound)
+                pos += declared  # type: ignore[operator]
+        return target
+    if bound.size is not None:
+        target = bound.buffer(bound.size)
+        _into(zstd, mv, target, bound)
+        return target
+    upper = sum(b for _, _, b in found)
+    if upper > bound.limit:
+        raise bound.error(f"holds frames without a declared size that may decode to {upper} bytes")
+    try:
+        return zstd.decode(mv)  # streaming decompression: at most `upper` bytes
+    except Exception as e:
+        raise _zstd_error(bound, e) from None
+
+
+class ZstdCodec(BoundedBytesBytesCodec):
     """Zstandard compression.
 
     Parameters
@@ -130,35 +211,5 @@ class ZstdCodec(BytesBytesCodec):
     def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes:
         return self._zstd.encode(byte_view(data))
 
-    def _error(self, key: str, e: Exception) -> CorruptChunkError:
-        cls = ChecksumError if "checksum" in str(e).lower() else CorruptChunkError
-        return cls(f"chunk {key!r}: codec 'zstd' could not decode it: {e}")
-
-    def decode(
-        self, data: bytes | memoryview, spec: ChunkSpec, key: str = "", out: memoryview | None = None
-    ) -> bytes | memoryview:
-        mv = byte_view(data)
-        declared = frame_content_size(mv)
-        if declared == 0 and mv.nbytes <= _EMPTY_FRAME_MAX:
-            # one empty frame, which numcodecs refuses ("invalid input data")
-            return b"" if out is None else write_into(out, b"", key=key, codec="zstd")
-        if out is not None:
-            target = byte_view(out)
-            if declared is not None and declared == target.nbytes:
-                try:
-                    self._zstd.decode(mv, out=target)
-                except Exception as e:  # numcodecs raises RuntimeError / ValueError
-                    raise self._error(key, e) from None
-                return out
-        try:
-            result = self._zstd.decode(mv)
-        except Exception as e:
-            frames = split_frames(mv)
-            if frames is None or len(frames) < 2:
-                raise self._error(key, e) from None
-            # numcodecs < 0.16 decodes only the first frame of several
-            result = b"".join(bytes(self.decode(f, spec, key)) for f in frames)
-        if out is None:
-            return result
-        return write_into(out, result, key=key, codec="zstd")
-
+    def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
+        return decode_zstd(self._zstd, data, bound)
