@@ -35,7 +35,7 @@ def test_atomic_write_crash_keeps_old_value(tmp_path, monkeypatch):
     store = LocalStore(tmp_path)
     store.set("a/b", b"old")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise OSError("simulated crash before the rename")
 
     monkeypatch.setattr(os, "replace", crash)
@@ -52,7 +52,7 @@ def test_atomic_write_interrupted_by_non_os_error(tmp_path, monkeypatch):
     store = LocalStore(tmp_path)
     store.set("k", b"old")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(os, "replace", crash)

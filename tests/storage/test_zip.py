@@ -134,7 +134,7 @@ def test_failed_rewrite_leaves_previous_archive_and_can_be_retried(tmp_path, mon
     store.set("a", b"changed")
     store.delete("b")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
