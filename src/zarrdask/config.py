@@ -2,6 +2,23 @@
 
 ``zarrdask.config.set(threads=4)`` changes a setting for the process; the
 environment variable ``ZARRDASK_THREADS`` sets the initial thread count.
+
+Settings
+--------
+threads
+    Threads the chunk engine decodes and encodes with.
+write_empty_chunks
+    Store chunks equal to the fill value (False: skip them, delete stale ones).
+coalesce_gap
+    Sharding partial reads: byte ranges at most this far apart are fetched as one.
+retries
+    Remote stores (``FsspecStore``, ``ZarrPythonStore``) retry a request that
+    failed transiently (HTTP 5xx or 429, a dropped or reset connection, a
+    timeout) this many times before raising ``StoreError``; 0 disables retries.
+retry_backoff
+    Base delay in seconds of the exponential backoff between those retries:
+    retry ``n`` (from 0) waits between half and all of
+    ``min(retry_backoff * 2**n, 20)`` seconds (equal jitter).
 """
 
 from __future__ import annotations
@@ -17,6 +34,9 @@ _DEFAULTS: dict[str, Any] = {
     "write_empty_chunks": False,
     # sharding partial reads: byte ranges at most this far apart are fetched as one
     "coalesce_gap": 1 << 20,
+    # remote stores: retries of a transiently failed request, and the backoff base (s)
+    "retries": 3,
+    "retry_backoff": 0.5,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
