@@ -13,6 +13,10 @@ digest of the content) on every answer, and ``If-Match`` honoured with
 :func:`serve_proxy` forwards every request to another server (the moto S3
 server) and relays the answer.
 
+The file server can be made less helpful: ``server.etags = "none"`` (no
+ETag header) or ``"per-request"`` (a new ETag on every answer), and
+``server.if_match = False`` (``If-Match`` ignored, as some servers do).
+
 Both take a :class:`Faults` plan: ``faults.fail_next(n, "503")`` makes the
 next ``n`` requests fail — with a status (``"500"``, ``"503"``, ``"429"``,
 ...), by closing the connection without an answer (``"drop"``), or, for the
@@ -51,12 +55,15 @@ class Faults:
     ----------
     seen : collections.Counter
         Requests received per method (including failed ones).
+    log : list of (method, path, headers)
+        Every request, with its ``Range`` and ``If-Match`` headers.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._plan: list[tuple[str, frozenset[str] | None]] = []
         self.seen: Counter = Counter()
+        self.log: list[tuple[str, str, dict[str, str]]] = []
 
     def fail_next(self, n: int, kind: str = "503", methods: tuple[str, ...] | None = None) -> None:
         """Fail the next ``n`` requests (of ``methods``, default any) with ``kind``."""
@@ -67,6 +74,7 @@ class Faults:
         with self._lock:
             self._plan.clear()
             self.seen.clear()
+            self.log.clear()
 
     @property
     def pending(self) -> int:
@@ -74,10 +82,11 @@ class Faults:
         with self._lock:
             return len(self._plan)
 
-    def take(self, method: str) -> str | None:
+    def take(self, method: str, path: str = "", headers: dict[str, str] | None = None) -> str | None:
         """Count a request; the failure it gets, if one is planned for it."""
         with self._lock:
             self.seen[method] += 1
+            self.log.append((method, path, dict(headers or {})))
             for i, (kind, methods) in enumerate(self._plan):
                 if methods is None or method in methods:
                     del self._plan[i]
@@ -87,11 +96,13 @@ class Faults:
 
 class HttpServer(NamedTuple):
     """A running server: its base URL (no trailing slash), served directory
-    (``None`` for a proxy) and failure plan."""
+    (``None`` for a proxy), failure plan and the server object (whose
+    ``etags`` and ``if_match`` can be changed)."""
 
     url: str
     root: Path | None
     faults: Faults
+    server: object = None
 
 
 class _FaultyHandler(BaseHTTPRequestHandler):
@@ -124,7 +135,8 @@ class _FaultyHandler(BaseHTTPRequestHandler):
 
     def _fault(self) -> str | None:
         """Serve a planned failure; returns its kind, or None to go on."""
-        kind = self.server.faults.take(self.command)
+        wanted = {k: v for k, v in self.headers.items() if k.lower() in ("range", "if-match")}
+        kind = self.server.faults.take(self.command, self.path, wanted)
         if kind is None or kind == "drop-after":
             return kind
         if kind == "drop":
@@ -176,15 +188,19 @@ class RangeRequestHandler(_FaultyHandler):
         except FileNotFoundError:  # replaced or removed meanwhile
             self._reply(HTTPStatus.NOT_FOUND, b"not found")
             return None
-        return data, f'"{hashlib.sha256(data).hexdigest()[:32]}"'
+        mode = self.server.etags
+        if mode == "per-request":
+            self.server.counter += 1
+            return data, f'"{self.server.counter}-{hashlib.sha256(data).hexdigest()[:24]}"'
+        return data, f'"{hashlib.sha256(data).hexdigest()[:32]}"' if mode == "content" else ""
 
     def _precondition_failed(self, etag: str) -> bool:
         wanted = self.headers.get("If-Match")
-        if wanted is None or wanted.strip() == "*":
+        if wanted is None or wanted.strip() == "*" or not self.server.if_match:
             return False
         if etag in [w.strip() for w in wanted.split(",")]:
             return False
-        self._reply(HTTPStatus.PRECONDITION_FAILED, b"", {"ETag": etag})
+        self._reply(HTTPStatus.PRECONDITION_FAILED, b"", {"ETag": etag} if etag else {})
         return True
 
     def do_HEAD(self) -> None:
@@ -197,7 +213,8 @@ class RangeRequestHandler(_FaultyHandler):
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("ETag", etag)
+        if etag:
+            self.send_header("ETag", etag)
         self.end_headers()
 
     def do_GET(self) -> None:
@@ -208,7 +225,9 @@ class RangeRequestHandler(_FaultyHandler):
             return
         size = len(data)
         header = self.headers.get("Range")
-        base = {"Accept-Ranges": "bytes", "Content-Type": "application/octet-stream", "ETag": etag}
+        base = {"Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+        if etag:
+            base["ETag"] = etag
         if header is None:
             self._reply(HTTPStatus.OK, data, base)
             return
@@ -276,13 +295,16 @@ class _Server(ThreadingHTTPServer):
     root: Path
     faults: Faults
     target: tuple[str, int]
+    etags = "content"  # "content", "none", "per-request"
+    if_match = True
+    counter = 0
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # dropped connections are the point of some tests
 
 
 @contextmanager
-def _serve(handler: type, **attributes: object) -> Iterator[str]:
+def _serve(handler: type, **attributes: object) -> Iterator[tuple[str, "_Server"]]:
     server = _Server(("127.0.0.1", 0), handler)
     for name, value in attributes.items():
         setattr(server, name, value)
@@ -290,7 +312,7 @@ def _serve(handler: type, **attributes: object) -> Iterator[str]:
     thread.start()
     host, port = server.server_address[:2]
     try:
-        yield f"http://{host}:{port}"
+        yield f"http://{host}:{port}", server
     finally:
         server.shutdown()
         server.server_close()
@@ -301,8 +323,8 @@ def _serve(handler: type, **attributes: object) -> Iterator[str]:
 def serve_directory(root: str | os.PathLike, faults: Faults | None = None) -> Iterator[HttpServer]:
     """Serve ``root`` on ``127.0.0.1`` (a free port) while the context is open."""
     faults = faults or Faults()
-    with _serve(RangeRequestHandler, root=Path(root), faults=faults) as url:
-        yield HttpServer(url, Path(root), faults)
+    with _serve(RangeRequestHandler, root=Path(root), faults=faults) as (url, server):
+        yield HttpServer(url, Path(root), faults, server)
 
 
 @contextmanager
@@ -310,5 +332,5 @@ def serve_proxy(target_url: str, faults: Faults | None = None) -> Iterator[HttpS
     """Forward requests to ``target_url`` (``http://host:port``) from ``127.0.0.1``."""
     faults = faults or Faults()
     parts = urlsplit(target_url)
-    with _serve(ProxyHandler, target=(parts.hostname, parts.port), faults=faults) as url:
-        yield HttpServer(url, None, faults)
+    with _serve(ProxyHandler, target=(parts.hostname, parts.port), faults=faults) as (url, server):
+        yield HttpServer(url, None, faults, server)
