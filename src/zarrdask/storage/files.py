@@ -15,8 +15,9 @@ Temporary files
     unlocked (the kernel drops a dead process's locks). :func:`remove_stale`
     removes such a file only if it matches that pattern, is older than the
     age given, and can be locked without waiting — a live writer holds its
-    lock, so its file is never removed. :class:`Janitor` runs such clean-ups
-    on one background thread.
+    lock, so its file is never removed. Lock files (``.<name>.zarrdask-lock``)
+    left by killed lock holders are removed the same way. :class:`Janitor`
+    runs such clean-ups on one background thread.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ __all__ = [
     "real_path",
     "pread_all",
     "is_temp",
+    "is_lock",
+    "lock_name",
+    "LOCK_SUFFIX",
     "lock_temp",
     "remove_stale",
     "stale_in_directory",
@@ -48,6 +52,8 @@ __all__ = [
 
 # ".<name>.<32 hex digits>.tmp": a write in progress (or one that crashed).
 _TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+#: ".<name>.zarrdask-lock": the lock file of the key whose file is <name>
+LOCK_SUFFIX = ".zarrdask-lock"
 _HAVE_PREAD = hasattr(os, "pread")
 _PROC_FD = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
 _F_GETPATH = getattr(fcntl, "F_GETPATH", None) if fcntl is not None else None
@@ -97,6 +103,16 @@ def is_temp(name: str) -> bool:
     return name.endswith(".tmp") and _TEMP.match(name) is not None
 
 
+def is_lock(name: str) -> bool:
+    """Whether a file name is one of our lock files."""
+    return name.endswith(LOCK_SUFFIX) and name.startswith(".") and len(name) > len(LOCK_SUFFIX) + 1
+
+
+def lock_name(name: str) -> str:
+    """The lock file's name of the key whose file is ``name``."""
+    return f".{name}{LOCK_SUFFIX}"
+
+
 def lock_temp(fd: int) -> None:
     """Mark a temporary file as in use by a live writer (POSIX ``flock``; on a
     file system without locks the file's age alone protects it)."""
@@ -108,14 +124,16 @@ def lock_temp(fd: int) -> None:
 
 
 def remove_stale(directory: str, name: str, max_age: float, now: float, dir_fd: int | None = None) -> bool:
-    """Remove the temporary file ``name`` in ``directory`` if it is stale.
+    """Remove the temporary or lock file ``name`` in ``directory`` if it is stale.
 
-    Stale: the name matches the temporary-file pattern, it is a regular file
-    (not a link) last modified at least ``max_age`` seconds before ``now``,
-    and no process holds its lock. Returns whether it was removed; races
-    (the file renamed or removed meanwhile) are not errors.
+    Stale: the name matches the temporary-file or lock-file pattern, it is a
+    regular file (not a link) last modified at least ``max_age`` seconds
+    before ``now``, and no process holds its lock (a lock file left by a
+    killed process is unlocked; removing one that a waiter has open is safe,
+    see :class:`~zarrdask.storage.locks.FileLocks`). Returns whether it was
+    removed; races (the file renamed or removed meanwhile) are not errors.
     """
-    if not is_temp(name):
+    if not (is_temp(name) or is_lock(name)):
         return False
     where = name if dir_fd is not None else os.path.join(directory, name)
     try:
@@ -149,12 +167,12 @@ def remove_stale(directory: str, name: str, max_age: float, now: float, dir_fd: 
 
 
 def stale_in_directory(directory: str, max_age: float, now: float | None = None) -> list[str]:
-    """Remove the stale temporary files directly in ``directory``; their names."""
+    """Remove the stale temporary and lock files directly in ``directory``; their names."""
     now = time.time() if now is None else now
     removed = []
     try:
         with os.scandir(directory) as entries:
-            names = [e.name for e in entries if is_temp(e.name)]
+            names = [e.name for e in entries if is_temp(e.name) or is_lock(e.name)]
     except OSError:
         return removed
     for name in names:

@@ -229,9 +229,9 @@ class FsspecStore(Store):
             if missing is ...:
                 raise
             return missing
-        except StoreError:
-            raise
         except Exception as e:
+            if isinstance(e, StoreError) and not isinstance(e, RetriesExhausted):
+                raise
             raise self._error(what, key, e) from e
 
     def _per_path(self, fetch: Callable[[list[int]], Sequence[Any]], count: int) -> list[Any]:

@@ -46,11 +46,19 @@ Consistency and locks
 ---------------------
 :meth:`LocalStore.reader` keeps one file descriptor open: writes replace
 files by rename, so the descriptor keeps reading the version it opened
-(exact). :meth:`LocalStore.locked` takes in-process locks and ``flock`` locks
-on lock files in the hidden directory ``<root>/.zarrdask-locks`` (one per
-key while held; :class:`~zarrdask.storage.locks.FileLocks`). That name is
-reserved: it is never listed, keys cannot start with it, ``delete_prefix("")``
-keeps it, and zarr-python ignores it (no ``zarr.json`` / ``.zarray`` in it).
+(exact). :meth:`LocalStore.locked` takes in-process locks and, across
+processes, an ``flock`` on a lock file per key
+(:class:`~zarrdask.storage.locks.FileLocks`): ``.<name>.zarrdask-lock`` next
+to the key's file ``<name>``, in the key's directory (created if need be,
+checked to lie inside the root like any write), and only while the lock is
+held or awaited — the holder removes it on release. Lock files are never
+listed, and keys whose last segment is named like one are refused. zarr-python
+ignores them: a dot-file in a chunk directory is no chunk key (zarr-python
+counts and reads chunks by their names), and only a lock on a *group's*
+metadata key puts one where zarr-python lists a group's members, which then
+warns that it is not part of the hierarchy, while the lock is held. Per key,
+not per directory: writers of different chunks of one directory do not wait
+for each other (``docs/guarantees.md`` has the measurements).
 
 Temporary files of killed writers
 ---------------------------------
@@ -75,14 +83,23 @@ from .._pool import thread_map
 from ..errors import InvalidKeyError, StoreError
 from .abc import Store, ValueReader, as_buffer
 from .byte_range import ByteRequest, resolve
-from .files import DIR_FLAGS, Janitor, is_temp, lock_temp, pread_all, real_path, remove_stale, stale_in_directory
+from .files import (
+    DIR_FLAGS,
+    Janitor,
+    is_lock,
+    is_temp,
+    lock_name,
+    lock_temp,
+    pread_all,
+    real_path,
+    remove_stale,
+    stale_in_directory,
+)
 from .keys import validate_key, validate_prefix
 from .locks import HAVE_FILE_LOCKS, FileLocks
 
-__all__ = ["LocalStore", "LOCK_DIR"]
+__all__ = ["LocalStore"]
 
-#: the hidden directory at the root holding lock files (a reserved name)
-LOCK_DIR = ".zarrdask-locks"
 _OUTSIDE_LINKS = ("refuse", "read")
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -240,17 +257,15 @@ class LocalStore(Store):
     # -- paths -------------------------------------------------------------
     def _path(self, key: str) -> str:
         validate_key(key)
-        if key.startswith(LOCK_DIR) and key.split("/", 1)[0] == LOCK_DIR:
+        if key.endswith(".zarrdask-lock") and is_lock(key.rsplit("/", 1)[-1]):
             raise InvalidKeyError(
-                f"invalid store key {key!r} for {self!r}: {LOCK_DIR!r} is reserved for lock files"
+                f"invalid store key {key!r} for {self!r}: names '.<name>.zarrdask-lock' are lock files"
             )
         return os.path.join(self.root, *key.split("/"))
 
     def _dir(self, prefix: str) -> str:
         """Directory of a validated prefix (``""`` or a path, with or without ``/``)."""
         prefix = prefix.rstrip("/")
-        if prefix.split("/", 1)[0] == LOCK_DIR:
-            raise InvalidKeyError(f"invalid key prefix {prefix!r} for {self!r}: {LOCK_DIR!r} is reserved for lock files")
         return os.path.join(self.root, *prefix.split("/")) if prefix else self.root
 
     def _realroot(self) -> str:
@@ -499,9 +514,10 @@ class LocalStore(Store):
             jobs.append((key, path, as_buffer(value)))
         thread_map(lambda job: self._write(*job), jobs)
 
-    def _prune(self, directory: str) -> None:
-        """Remove ``directory`` and its parents while empty, stopping at the root."""
-        root = self.root
+    def _prune(self, directory: str, root: str | None = None) -> None:
+        """Remove ``directory`` and its parents while empty, stopping at the
+        root (``root``: the root as ``directory`` spells it)."""
+        root = root or self.root
         while directory != root and directory.startswith(root):
             try:
                 os.rmdir(directory)
@@ -586,7 +602,7 @@ class LocalStore(Store):
     def _empty_root(self) -> None:
         try:
             with os.scandir(self.root) as it:
-                entries = [entry for entry in it if entry.name != LOCK_DIR]
+                entries = list(it)
         except FileNotFoundError:
             return
         for entry in entries:
@@ -597,12 +613,14 @@ class LocalStore(Store):
 
     # -- temporary files ---------------------------------------------------
     def clean_temporary_files(self, max_age: float | None = None, prefix: str = "") -> list[str]:
-        """Remove temporary files left behind by killed writers.
+        """Remove temporary files left behind by killed writers (and lock
+        files left by killed lock holders).
 
         Only files named like this store's temporary files
-        (``.<name>.<32 hex digits>.tmp``), older than ``max_age`` and not
-        locked by a live writer are removed; other files are never touched.
-        Walks the tree under ``prefix`` (without following links).
+        (``.<name>.<32 hex digits>.tmp``) or lock files
+        (``.<name>.zarrdask-lock``), older than ``max_age`` and not locked by a
+        live process are removed; other files are never touched. Walks the
+        tree under ``prefix`` (without following links).
 
         Parameters
         ----------
@@ -625,7 +643,7 @@ class LocalStore(Store):
         removed = []
         for dirpath, names in self._walk_dirs(self._dir(prefix)):
             for name in names:
-                if is_temp(name) and remove_stale(dirpath, name, max_age, now):
+                if remove_stale(dirpath, name, max_age, now):
                     rel = os.path.relpath(os.path.join(dirpath, name), self.root)
                     removed.append(rel.replace(os.sep, "/"))
         return removed
@@ -633,8 +651,7 @@ class LocalStore(Store):
     # -- listing -----------------------------------------------------------
     def _walk_dirs(self, directory: str) -> Iterator[tuple[str, list[str]]]:
         """``(dirpath, file names)`` of every directory under ``directory``,
-        not following links (linked files are in the names) and skipping the
-        lock directory."""
+        not following links (linked files are in the names)."""
         stack = [directory]
         while stack:
             dirpath = stack.pop()
@@ -648,8 +665,7 @@ class LocalStore(Store):
             names = []
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
-                    if not (entry.name == LOCK_DIR and dirpath == self.root):
-                        stack.append(entry.path)
+                    stack.append(entry.path)
                 elif not entry.is_symlink() or self._link_listed(entry.path):
                     names.append(entry.name)
             yield dirpath, names
@@ -670,7 +686,7 @@ class LocalStore(Store):
             if sep != "/":
                 base = base.replace(sep, "/")  # pragma: no cover - Windows
             for name in names:
-                if is_temp(name):
+                if is_temp(name) or is_lock(name):
                     continue
                 yield f"{base}/{name}" if base else name
 
@@ -694,7 +710,7 @@ class LocalStore(Store):
                     entry.name
                     for entry in it
                     if not is_temp(entry.name)
-                    and not (entry.name == LOCK_DIR and directory == self.root)
+                    and not is_lock(entry.name)
                     and (not entry.is_symlink() or self._child_link_listed(entry.path))
                 )
         except (FileNotFoundError, NotADirectoryError):
@@ -712,4 +728,20 @@ class LocalStore(Store):
     def _file_locks(self) -> FileLocks | None:
         if not HAVE_FILE_LOCKS:  # pragma: no cover - Windows: in-process locks only
             return None
-        return FileLocks(os.path.join(self.root, LOCK_DIR), repr(self))
+        return FileLocks(self._lock_path, repr(self), self._lock_released)
+
+    def _lock_path(self, key: str) -> str:
+        """The lock file of ``key``: ``.<name>.zarrdask-lock`` in the key's
+        directory (made if missing; checked to lie inside the root)."""
+        directory, name = os.path.split(self._path(key))
+        dfd = self._open_dir(f"key {key!r}", directory, "lock", create=True)
+        if dfd == -1:  # pragma: no cover - Windows has no file locks
+            return os.path.join(directory, lock_name(name))
+        try:
+            return os.path.join(real_path(dfd, directory), lock_name(name))  # type: ignore[arg-type]
+        finally:
+            os.close(dfd)  # type: ignore[arg-type]
+
+    def _lock_released(self, path: str) -> None:
+        """A directory that only held the lock file goes with it, as after a delete."""
+        self._prune(os.path.dirname(path), self._realroot())

@@ -13,8 +13,9 @@ In-process locks
     ``FsspecStore``, ...) and the key, so two store objects over the same
     data share them. Entries exist only while held or awaited.
 Cross-process locks (``LocalStore``)
-    :class:`FileLocks`: an ``flock`` on one lock file per key, in a hidden
-    directory at the store root. See :class:`FileLocks` for the protocol.
+    :class:`FileLocks`: an ``flock`` on one lock file per key, next to the
+    key (``LocalStore`` documents the name). See :class:`FileLocks` for the
+    protocol.
 
 Keys are locked in sorted order and every key of one call is held before the
 first cross-process lock is taken, so callers that lock several keys in one
@@ -29,11 +30,10 @@ parent's lock file descriptors without unlocking them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from contextlib import contextmanager
-from typing import Hashable, Iterator, Sequence
+from typing import Callable, Hashable, Iterator, Sequence
 
 from ..errors import StoreError
 
@@ -69,10 +69,9 @@ _table_mutex = threading.Lock()
 def _after_fork_in_child() -> None:
     global _table_mutex
     for entry in _table.values():
-        fd = entry.token
-        if isinstance(fd, int):
+        if isinstance(entry.token, tuple):
             try:
-                os.close(fd)  # the parent still holds the lock through its own copy
+                os.close(entry.token[0])  # the parent still holds the lock through its own copy
             except OSError:
                 pass
     _table.clear()
@@ -144,52 +143,54 @@ def hold(space: Hashable, keys: Sequence[str], files: "FileLocks | None" = None)
 class FileLocks:
     """Cross-process exclusive locks: ``flock`` on one lock file per key.
 
-    The lock file of a key is ``<directory>/<hash of the key>.lock`` (a
-    128-bit BLAKE2 digest: names have a fixed length whatever the key, and
-    the directory stays flat). The protocol:
+    Where a key's lock file is, is the store's business: ``locate(key)``
+    returns the path (creating its directory if need be, and checking that it
+    lies inside the store). The protocol:
 
     * acquire: open (creating) the lock file, ``flock(LOCK_EX)``, then check
       that the path still names the locked file (``fstat`` against ``stat``);
       if another holder removed it in the meantime, start again;
-    * release: remove the lock file, then close it (which unlocks).
+    * release: remove the lock file, then close it (which unlocks), then call
+      ``released(path)`` (the store prunes a directory left empty).
 
     So lock files exist only while held or awaited, a waiter never holds a
-    lock on a removed file, and a process that dies releases its locks (the
+    lock on a removed file (it finds the path gone or naming another file,
+    and starts again), and a process that dies releases its locks (the
     kernel closes its descriptors); its lock files are left behind, empty,
-    and reused by the next holder.
+    unlocked, and reused by the next holder or removed by a clean-up. Each
+    held key costs one file descriptor.
 
     Parameters
     ----------
-    directory : str
-        Where lock files live (created on first use).
+    locate : callable
+        ``locate(key) -> path`` of the key's lock file.
     owner : str
         Named in error messages (the store).
+    released : callable, optional
+        Called with the path of each lock file after its release.
     """
 
-    def __init__(self, directory: str, owner: str) -> None:
-        self.directory = directory
+    def __init__(
+        self,
+        locate: Callable[[str], str],
+        owner: str,
+        released: Callable[[str], None] | None = None,
+    ) -> None:
+        self.locate = locate
         self.owner = owner
+        self.released = released
 
-    def path(self, key: str) -> str:
-        """The lock file of ``key``."""
-        digest = hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest()
-        return os.path.join(self.directory, f"{digest}.lock")
-
-    def _open(self, key: str, path: str) -> int:
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-        for _ in range(3):
-            try:
-                return os.open(path, flags, 0o644)
-            except FileNotFoundError:
-                os.makedirs(self.directory, exist_ok=True)
-        raise StoreError(f"{self.owner}: cannot create the lock file of key {key!r} in {self.directory!r}")
-
-    def acquire(self, key: str) -> int:
+    def acquire(self, key: str) -> tuple[int, str]:
         """Block until this process holds ``key``'s lock; returns the token for :meth:`release`."""
-        path = self.path(key)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        path = ""
         try:
-            while True:
-                fd = self._open(key, path)
+            for _ in range(1000):  # each turn: the file was removed under us (by a holder, a prune)
+                path = self.locate(key)
+                try:
+                    fd = os.open(path, flags, 0o644)
+                except FileNotFoundError:
+                    continue  # its directory was pruned meanwhile: locate() makes it again
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX)
                     mine = os.fstat(fd)
@@ -201,18 +202,22 @@ class FileLocks:
                     os.close(fd)
                     raise
                 if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
-                    return fd
+                    return fd, path
                 os.close(fd)  # removed by the previous holder: lock the new one
         except OSError as e:
             if isinstance(e, StoreError):
                 raise
             raise StoreError(f"{self.owner}: cannot lock key {key!r} (lock file {path!r}): {e}") from e
+        raise StoreError(f"{self.owner}: cannot lock key {key!r}: its lock file {path!r} keeps disappearing")
 
-    def release(self, key: str, fd: int) -> None:
+    def release(self, key: str, token: tuple[int, str]) -> None:
         """Release a lock :meth:`acquire` returned."""
+        fd, path = token
         try:
-            os.unlink(self.path(key))
+            os.unlink(path)
         except OSError:
-            pass  # already gone (e.g. the directory was removed by hand)
+            pass  # already gone (removed by hand, or with its directory)
         finally:
             os.close(fd)
+        if self.released is not None:
+            self.released(path)
