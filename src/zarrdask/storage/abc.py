@@ -30,35 +30,33 @@ stands for, and
 Per store (the strongest mechanism each has; ``docs/guarantees.md`` has the
 full page):
 
-==================  =========  ===============================================
-store               exact      mechanism
-==================  =========  ===============================================
-MemoryStore         yes        holds the value object the first read found
-LocalStore          yes        one open file descriptor per reader: writes
-                               replace files by rename, so the descriptor
-                               keeps the old file; a file rewritten in place
-                               by another tool is detected (size, mtime) and
-                               raises ``ValueChangedError``
-ZipStore            yes        a duplicate of the archive's descriptor and the
-                               member's offset (overwrites append members; a
-                               rewrite replaces the file by rename); a
-                               compressed member is held whole
-FsspecStore S3      yes        the ETag of the first ``GetObject`` response;
-                               later ranges are ``GetObject(IfMatch=...)``
-FsspecStore HTTP    yes [1]_   the ETag of the first response; later ranges
-                               are sent with ``If-Match`` and every
-                               response's ETag is checked
-FsspecStore other   no         verifying
-ZarrPythonStore     [2]_       verifying; over zarr-python's ``LocalStore``
-                               (which writes by rename) the LocalStore reader
-wrappers            as wrapped ``ReadOnlyStore``, ``PrefixStore`` and
-                               ``CountingStore`` return the wrapped store's
-                               reader (counted by ``CountingStore``)
-==================  =========  ===============================================
-
-.. [1] only when the server sends a strong ETag; without one the reader is
-   verifying (``exact`` becomes False with the first read).
-.. [2] exact over zarr-python's ``LocalStore``, verifying otherwise.
+==================  ==========  ===============================================
+store               exact       mechanism
+==================  ==========  ===============================================
+MemoryStore         yes         holds the value object the first read found
+LocalStore          yes         one open file descriptor per reader: writes
+                                replace files by rename, so the descriptor
+                                keeps the old file; a file rewritten in place
+                                by another tool is detected (size, mtime) and
+                                raises ``ValueChangedError``
+ZipStore            yes         a duplicate of the archive's descriptor and the
+                                member's offset (overwrites append members; a
+                                rewrite replaces the file by rename); a
+                                compressed member is held whole
+FsspecStore S3      yes         the ETag of the first ``GetObject`` response;
+                                later ranges are ``GetObject(IfMatch=...)``
+FsspecStore HTTP    if strong   the ETag of the first response; later ranges
+                    ETags       are sent with ``If-Match`` and every
+                                response's ETag is checked; without a strong
+                                ETag the reader is verifying (``exact``
+                                becomes False with the first read)
+FsspecStore other   no          verifying
+ZarrPythonStore     over its    verifying; over zarr-python's ``LocalStore``
+                    LocalStore  (which writes by rename) the LocalStore reader
+wrappers            as wrapped  ``ReadOnlyStore``, ``PrefixStore`` and
+                                ``CountingStore`` return the wrapped store's
+                                reader (counted by ``CountingStore``)
+==================  ==========  ===============================================
 
 Locks for read-modify-write
 ---------------------------

@@ -22,20 +22,20 @@ resolves; the check is made on the file or directory actually opened (see
 :mod:`zarrdask.storage.files`), so nothing outside the root is read, written
 or deleted:
 
-======================  ======================  ==============  ==============
-link                    read                    write           delete
-======================  ======================  ==============  ==============
-a directory of the key  followed inside the     followed        followed
-                        root; outside refused   inside;         inside;
-                        [*]_                    outside refused outside refused
-the key's own file      followed inside;        the link is     the link is
-                        outside refused [*]_    replaced by the removed, not
-                                                new file        what it names
-======================  ======================  ==============  ==============
+======================  ===================  ===============  ===============
+link                    read                 write            delete
+======================  ===================  ===============  ===============
+a directory of the key  followed inside the  followed inside  followed inside
+                        root, refused        the root,        the root,
+                        outside it           refused outside  refused outside
+the key's own file      followed inside the  the link is      the link is
+                        root, refused        replaced by the  removed, not
+                        outside it           new file         what it names
+======================  ===================  ===============  ===============
 
-.. [*] ``LocalStore(..., outside_links="read")`` follows links out of the
-   root for reads (a hierarchy assembled from links to data elsewhere);
-   writes and deletes never leave the root.
+``LocalStore(..., outside_links="read")`` follows links out of the root for
+reads (a hierarchy assembled from links to data elsewhere); writes and
+deletes never leave the root.
 
 Listings do not descend into linked directories (as before), and list
 linked files, except those resolving outside the root unless
