@@ -215,7 +215,9 @@ def test_file_url_root_pickle_and_equality(tmp_path):
     store = LocalStore(f"file://{tmp_path}")
     assert store.root == str(tmp_path)
     store.set("k", b"v")
+    store.get("k")
     clone = pickle.loads(pickle.dumps(store))
+    assert clone._real_root is None  # resolved again where it is unpickled
     assert clone == store and hash(clone) == hash(store)
     assert clone.get("k") == b"v"
     assert LocalStore(tmp_path, read_only=True) != store

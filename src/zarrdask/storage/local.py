@@ -244,6 +244,10 @@ class LocalStore(Store):
         ro = ", read_only=True" if not self.writable else ""
         return f"LocalStore({self.root!r}{ro})"
 
+    def __getstate__(self) -> dict:
+        # where the root really is depends on the machine (links): resolve it there
+        return {**self.__dict__, "_real_root": None}
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, LocalStore)
