@@ -73,7 +73,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ReadOnlyError, StoreError, ValueChangedError
-from .byte_range import ByteRequest, resolve
+from .byte_range import ByteRequest, slice_ranges
 from .keys import validate_key
 from .locks import hold
 
@@ -196,6 +196,13 @@ class ValueReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __del__(self) -> None:  # a reader dropped unclosed releases its descriptor
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:
+            pass
+
     def _changed(self, what: str) -> ValueChangedError:
         """The error of a later read that cannot be served from the first version."""
         return ValueChangedError(
@@ -282,14 +289,7 @@ class Store(ABC):
         Ranges reaching past the end are clipped (as HTTP range requests are).
         """
         value = self.get(key)
-        if value is None:
-            return None
-        view = memoryview(value)
-        out = []
-        for r in ranges:
-            start, stop = resolve(r, len(view))
-            out.append(bytes(view[start:stop]))
-        return out
+        return None if value is None else slice_ranges(value, ranges)
 
     def exists(self, key: str) -> bool:
         """Whether ``key`` holds a value."""

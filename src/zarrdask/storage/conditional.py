@@ -198,22 +198,27 @@ class _S3Backend(_Backend):
             cause = cause.__cause__
         return None
 
-    def _call(self, header: str | None, if_match: str | None) -> dict[str, Any]:
+    async def _call(self, method: str, header: str | None, if_match: str | None) -> dict[str, Any] | _Answer:
+        """``method`` (``get_object``, ``head_object``) through s3fs's
+        ``_call_s3``; an answer instead of the response for a missing
+        object, a failed precondition or a range past the end."""
         params = dict(self.params)
         if header is not None:
             params["Range"] = header
         if if_match is not None:
             params["IfMatch"] = if_match
-        return params
-
-    async def get(self, header: str | None, if_match: str | None) -> Reply | _Answer:
         try:
-            response = await self.fs._call_s3("get_object", **self._call(header, if_match))
+            return await self.fs._call_s3(method, **params)
         except Exception as e:
             answer = self._answer(e)
             if answer is None:
                 raise
             return answer
+
+    async def get(self, header: str | None, if_match: str | None) -> Reply | _Answer:
+        response = await self._call("get_object", header, if_match)
+        if isinstance(response, _Answer):
+            return response
         body = response["Body"]
         try:
             data = await body.read()
@@ -225,13 +230,9 @@ class _S3Backend(_Backend):
         return Reply(data, response.get("ETag"), size, whole)
 
     async def head(self, if_match: str | None) -> Reply | _Answer:
-        try:
-            response = await self.fs._call_s3("head_object", **self._call(None, if_match))
-        except Exception as e:
-            answer = self._answer(e)
-            if answer is None:
-                raise
-            return answer
+        response = await self._call("head_object", None, if_match)
+        if isinstance(response, _Answer):
+            return response
         size = response.get("ContentLength")
         return Reply(b"", response.get("ETag"), int(size) if size is not None else None, True)
 

@@ -121,6 +121,7 @@ class _FileReader(ValueReader):
     rename, so the descriptor keeps the version it opened)."""
 
     exact = True
+    _fd: int | None = None
 
     def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
         store: LocalStore = self.store  # type: ignore[assignment]
@@ -160,16 +161,9 @@ class _FileReader(ValueReader):
         return False
 
     def _release(self) -> None:
-        fd = getattr(self, "_fd", None)
+        fd, self._fd = self._fd, None
         if fd is not None:
-            self._fd = None
             os.close(fd)
-
-    def __del__(self) -> None:
-        try:
-            self._release()
-        except Exception:
-            pass
 
 
 class LocalStore(Store):

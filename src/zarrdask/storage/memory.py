@@ -22,20 +22,10 @@ from __future__ import annotations
 from typing import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from .abc import Store, ValueReader, as_buffer, ensure_bytes
-from .byte_range import ByteRequest, resolve
+from .byte_range import ByteRequest, slice_ranges
 from .keys import validate_key, validate_prefix
 
 __all__ = ["MemoryStore"]
-
-
-def _slices(view: memoryview, ranges: Sequence[ByteRequest]) -> list[bytes]:
-    """The bytes of ``ranges`` of a value, clipped to it."""
-    size = len(view)
-    out = []
-    for request in ranges:
-        start, stop = resolve(request, size)
-        out.append(bytes(view[start:stop]))
-    return out
 
 
 class _HeldValueReader(ValueReader):
@@ -49,10 +39,10 @@ class _HeldValueReader(ValueReader):
             return None
         self._value = value
         self._view = as_buffer(value)
-        return _slices(self._view, ranges)
+        return slice_ranges(self._view, ranges)
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
-        return _slices(self._view, ranges)
+        return slice_ranges(self._view, ranges)
 
     def _same(self) -> bool:
         now = self.store._data.get(self.key)
@@ -142,7 +132,7 @@ class MemoryStore(Store):
         value = self._data.get(validate_key(key))
         if value is None:
             return None
-        return _slices(as_buffer(value), ranges)
+        return slice_ranges(as_buffer(value), ranges)
 
     def reader(self, key: str) -> ValueReader:
         """An exact reader: holds the value object its first read finds."""

@@ -67,7 +67,7 @@ from typing import Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import StoreError
 from .abc import Store, ValueReader, ensure_bytes
-from .byte_range import ByteRequest, resolve
+from .byte_range import ByteRequest, resolve, slice_ranges
 from .files import pread_all
 from .keys import key_problem, validate_key, validate_prefix
 
@@ -78,15 +78,6 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., name length, extra 
 _LOCAL_MAGIC = b"PK\x03\x04"
 
 logger = logging.getLogger("zarrdask.storage")
-
-
-def _slices(value: bytes, ranges: Sequence[ByteRequest]) -> list[bytes]:
-    view = memoryview(value)
-    out = []
-    for request in ranges:
-        start, stop = resolve(request, len(view))
-        out.append(bytes(view[start:stop]))
-    return out
 
 
 class _MemberReader(ValueReader):
@@ -105,7 +96,7 @@ class _MemberReader(ValueReader):
             self._member = store._identity(info)
             if not store._stored(info) or os.name == "nt":  # Windows cannot replace an open file
                 self._value = store._read(self.key)
-                return _slices(self._value, ranges)
+                return slice_ranges(self._value, ranges)
             self._base = store._data_offset(info)
             self._size = info.file_size
             fp = store._zf.fp  # type: ignore[union-attr]
@@ -115,7 +106,7 @@ class _MemberReader(ValueReader):
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
         if self._fd is None:
-            return _slices(self._value, ranges)
+            return slice_ranges(self._value, ranges)
         out = []
         try:
             for request in ranges:
@@ -135,12 +126,6 @@ class _MemberReader(ValueReader):
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
-
-    def __del__(self) -> None:
-        try:
-            self._release()
-        except OSError:
-            pass
 
 
 class ZipStore(Store):
@@ -417,7 +402,7 @@ class ZipStore(Store):
                 return None
             size = info.file_size
             if not self._stored(info):
-                return _slices(self._read(key) or b"", ranges)
+                return slice_ranges(self._read(key) or b"", ranges)
             try:
                 base = self._data_offset(info)
                 fp = self._zf.fp  # type: ignore[union-attr]
