@@ -277,9 +277,10 @@ def test_reads_through_links_out_of_the_root_are_refused(linked, key):
     assert LocalStore(root, outside_links="read").get(key) == b"outside"
 
 
-def test_writes_and_deletes_never_leave_the_root(linked):
+@pytest.mark.parametrize("reads", ["default", "outside_links='read'"])
+def test_writes_and_deletes_never_leave_the_root(linked, reads):
     root, outside = linked
-    store = LocalStore(root, outside_links="read")  # even when reads may follow
+    store = LocalStore(root) if reads == "default" else LocalStore(root, outside_links="read")
     for key in ("out_dir/new", "out_dir/deep/new"):
         with pytest.raises(InvalidKeyError) as info:
             store.set(key, b"x")
