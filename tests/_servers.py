@@ -308,7 +308,9 @@ def _serve(handler: type, **attributes: object) -> Iterator[tuple[str, "_Server"
     server = _Server(("127.0.0.1", 0), handler)
     for name, value in attributes.items():
         setattr(server, name, value)
-    thread = threading.Thread(target=server.serve_forever, name="test-http-server", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="test-http-server", daemon=True
+    )
     thread.start()
     host, port = server.server_address[:2]
     try:
