@@ -12,8 +12,16 @@ s3_client
 s3_bucket
     A fresh, empty bucket name per test.
 http_server
-    ``HttpServer(url, root)``: a static server with HTTP range support serving
-    the directory ``root``.
+    ``HttpServer(url, root, faults, server)``: a static server with HTTP range
+    and ETag support serving the directory ``root``.
+faulty_http
+    A fresh such server per test, whose ``faults`` plan and ``server``
+    switches (ETags, If-Match) the test may change.
+s3_proxy
+    ``(HttpServer, storage_options)``: a fault-injecting proxy in front of the
+    moto server, and s3fs options that reach moto through it with s3fs's and
+    botocore's own retries turned off (so zarrdask's retries are what is
+    tested).
 """
 
 from __future__ import annotations
@@ -97,3 +105,28 @@ def http_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("http-root")
     with serve_directory(root) as server:
         yield server
+
+
+@pytest.fixture
+def faulty_http(tmp_path):
+    """A range-capable HTTP server of its own, with a failure plan: ``HttpServer``."""
+    from tests._servers import serve_directory
+
+    root = tmp_path / "served"
+    root.mkdir()
+    with serve_directory(root) as server:
+        yield server
+
+
+@pytest.fixture
+def s3_proxy(s3_endpoint, s3_storage_options):
+    """A fault-injecting proxy to the moto server and s3fs options that use it."""
+    from tests._servers import serve_proxy
+
+    with serve_proxy(s3_endpoint) as proxy:
+        options = dict(
+            s3_storage_options,
+            endpoint_url=proxy.url,
+            config_kwargs={"retries": {"total_max_attempts": 1}},  # botocore: no retries
+        )
+        yield proxy, options

@@ -3,11 +3,32 @@
 ``zarrdask.config.set(threads=4)`` changes a setting for the process; the
 environment variable ``ZARRDASK_THREADS`` sets the initial thread count.
 
-``max_chunk_bytes`` also bounds, when an array is opened or created, the chunks
-whose decoded size the metadata fixes (elements × item size; for sharded arrays
-each inner chunk and the shard index), and ``max_json_depth`` how deeply a
-metadata document may nest (see :mod:`zarrdask.metadata.limits` and
-docs/formats.md, "Limits"). Both must be positive integers.
+Settings
+--------
+threads
+    Threads the chunk engine decodes and encodes with.
+write_empty_chunks
+    Store chunks equal to the fill value (False: skip them, delete stale ones).
+coalesce_gap
+    Sharding partial reads: byte ranges at most this far apart are fetched as one.
+retries
+    Remote stores (``FsspecStore``, ``ZarrPythonStore``) retry a request that
+    failed transiently (HTTP 5xx or 429, a dropped or reset connection, a
+    timeout) this many times before raising ``StoreError``; 0 disables retries.
+retry_backoff
+    Base delay in seconds of the exponential backoff between those retries:
+    retry ``n`` (from 0) waits between half and all of
+    ``min(retry_backoff * 2**n, 20)`` seconds (equal jitter).
+max_chunk_bytes
+    The most bytes one chunk may decode to (and a codec may allocate for it)
+    when its decoded size is not fixed by the metadata (variable-length strings
+    and bytes; docs/formats.md, "Bounded decoding"); when an array is opened or
+    created, it also bounds the chunks whose decoded size the metadata fixes
+    (elements × item size; for sharded arrays each inner chunk and the shard
+    index). A positive integer.
+max_json_depth
+    How deeply a metadata document may nest (see :mod:`zarrdask.metadata.limits`
+    and docs/formats.md, "Limits"). A positive integer.
 """
 
 from __future__ import annotations
@@ -29,6 +50,9 @@ _DEFAULTS: dict[str, Any] = {
     # decoded size is not fixed by the metadata: variable-length strings / bytes, and
     # the bytes→bytes stages of their codec chains (see docs/formats.md, "Bounded decoding")
     "max_chunk_bytes": 2 << 30,
+    # remote stores: retries of a transiently failed request, and the backoff base (s)
+    "retries": 3,
+    "retry_backoff": 0.5,
 }
 _settings: dict[str, Any] = dict(_DEFAULTS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ZarrdaskError",
     "StoreError",
+    "ValueChangedError",
     "InvalidKeyError",
     "ReadOnlyError",
     "MetadataError",
@@ -44,6 +45,21 @@ class ZarrdaskError(Exception):
 
 class StoreError(ZarrdaskError, OSError):
     """A store could not carry out an operation."""
+
+
+class ValueChangedError(StoreError):
+    """A value was replaced while a reader was reading it in several steps.
+
+    Raised by a :class:`~zarrdask.storage.abc.ValueReader` whose later
+    ``read()`` cannot be served from the version of the value its first
+    ``read()`` saw any more (a remote conditional request answered 412, a
+    file rewritten in place, a value deleted under a verifying reader).
+    ``key`` names the store key; reading again from the start is the remedy.
+    """
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class InvalidKeyError(ZarrdaskError, ValueError):

@@ -32,6 +32,10 @@ class TestMemoryStore(StoreConformanceTests):
         return MemoryStore()
 
     @pytest.fixture
+    def same_data_store(self, store):
+        return MemoryStore(store.data)
+
+    @pytest.fixture
     def readonly_store_factory(self):
         return lambda data: MemoryStore(dict(data), read_only=True)
 
@@ -40,6 +44,10 @@ class TestLocalStore(StoreConformanceTests):
     @pytest.fixture
     def store(self, tmp_path):
         return LocalStore(tmp_path / "root")
+
+    @pytest.fixture
+    def same_data_store(self, tmp_path):
+        return LocalStore(str(tmp_path / "root") + "/")
 
     @pytest.fixture
     def readonly_store_factory(self, tmp_path):
@@ -84,6 +92,10 @@ class TestFsspecMemoryStore(StoreConformanceTests):
             fs.rm(url, recursive=True)
 
     @pytest.fixture
+    def same_data_store(self, store):
+        return FsspecStore(store.url)
+
+    @pytest.fixture
     def readonly_store_factory(self, store):
         def make(data):
             store.set_many(data)
@@ -117,6 +129,10 @@ class TestFsspecS3Store(StoreConformanceTests):
         return FsspecStore(f"s3://{s3_bucket}/root", storage_options=s3_storage_options)
 
     @pytest.fixture
+    def same_data_store(self, s3_bucket, s3_storage_options):
+        return FsspecStore(f"s3://{s3_bucket}/root/", storage_options=s3_storage_options)
+
+    @pytest.fixture
     def readonly_store_factory(self, s3_bucket, s3_storage_options):
         def make(data):
             url = f"s3://{s3_bucket}/ro"
@@ -148,6 +164,10 @@ class TestPrefixStore(StoreConformanceTests):
         # siblings that must stay invisible: same string prefix, other paths
         inner = MemoryStore({"p/qx": b"no", "other/key": b"no", "p/q2/a": b"no"})
         return PrefixStore(inner, "/p//q/")
+
+    @pytest.fixture
+    def same_data_store(self, store):
+        return PrefixStore(PrefixStore(store.store, "p"), "q")  # another path to the same keys
 
     @pytest.fixture
     def readonly_store_factory(self):

@@ -5,10 +5,17 @@ from __future__ import annotations
 import builtins
 import os
 import pickle
+import time
+import uuid
 
 import pytest
 
-from zarrdask.errors import InvalidKeyError, ReadOnlyError, StoreError
+from zarrdask.errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 from zarrdask.storage import LocalStore, OffsetRequest, RangeRequest, SuffixRequest
 
 
@@ -35,7 +42,7 @@ def test_atomic_write_crash_keeps_old_value(tmp_path, monkeypatch):
     store = LocalStore(tmp_path)
     store.set("a/b", b"old")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise OSError("simulated crash before the rename")
 
     monkeypatch.setattr(os, "replace", crash)
@@ -52,7 +59,7 @@ def test_atomic_write_interrupted_by_non_os_error(tmp_path, monkeypatch):
     store = LocalStore(tmp_path)
     store.set("k", b"old")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(os, "replace", crash)
@@ -208,8 +215,208 @@ def test_file_url_root_pickle_and_equality(tmp_path):
     store = LocalStore(f"file://{tmp_path}")
     assert store.root == str(tmp_path)
     store.set("k", b"v")
+    store.get("k")
     clone = pickle.loads(pickle.dumps(store))
+    assert clone._real_root is None  # resolved again where it is unpickled
     assert clone == store and hash(clone) == hash(store)
     assert clone.get("k") == b"v"
     assert LocalStore(tmp_path, read_only=True) != store
     assert "LocalStore(" in repr(store)
+
+
+# -- symbolic links ------------------------------------------------------------
+@pytest.fixture
+def linked(tmp_path):
+    """A root with links inside it and links leading out of it; and the outside."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "x").write_bytes(b"inside")
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"outside")
+    os.symlink(root / "real", root / "in_dir")
+    os.symlink(root / "real" / "x", root / "in_file")
+    os.symlink(outside, root / "out_dir")
+    os.symlink(outside / "secret", root / "out_file")
+    return root, outside
+
+
+def _outside_untouched(outside):
+    assert sorted(p.name for p in outside.iterdir()) == ["secret"]
+    assert (outside / "secret").read_bytes() == b"outside"
+
+
+def test_links_inside_the_root_work(linked):
+    root, _ = linked
+    store = LocalStore(root)
+    assert store.get_many(["in_dir/x", "in_file"]) == [b"inside", b"inside"]
+    assert store.get_ranges("in_dir/x", [SuffixRequest(2)]) == [b"de"]
+    assert store.getsize("in_file") == 6 and store.exists("in_dir/x")
+    store.set("in_dir/new", b"1")
+    assert (root / "real" / "new").read_bytes() == b"1"
+    store.delete("in_dir/new")
+    assert not (root / "real" / "new").exists()
+    with store.reader("in_file") as reader:
+        assert reader.read([RangeRequest(0, 2)]) == [b"in"]
+
+
+@pytest.mark.parametrize("key", ["out_dir/secret", "out_file"])
+def test_reads_through_links_out_of_the_root_are_refused(linked, key):
+    root, outside = linked
+    store = LocalStore(root)
+    for read in (
+        lambda: store.get(key),
+        lambda: store.get_many(["real/x", key]),
+        lambda: store.get_ranges(key, [RangeRequest(0, 1)]),
+        lambda: store.getsize(key),
+        lambda: store.exists(key),
+        lambda: store.reader(key).read([RangeRequest(0, 1)]),
+    ):
+        with pytest.raises(InvalidKeyError) as info:
+            read()
+        assert repr(key) in str(info.value) and str(outside) in str(info.value)
+    assert LocalStore(root, outside_links="read").get(key) == b"outside"
+
+
+@pytest.mark.parametrize("reads", ["default", "outside_links='read'"])
+def test_writes_and_deletes_never_leave_the_root(linked, reads):
+    root, outside = linked
+    store = LocalStore(root) if reads == "default" else LocalStore(root, outside_links="read")
+    for key in ("out_dir/new", "out_dir/deep/new"):
+        with pytest.raises(InvalidKeyError) as info:
+            store.set(key, b"x")
+        assert repr(key) in str(info.value) and str(outside) in str(info.value)
+        with pytest.raises(InvalidKeyError):
+            store.set_many({"real/ok": b"1", key: b"x"})
+    with pytest.raises(InvalidKeyError, match="'out_dir/secret'"):
+        store.delete("out_dir/secret")
+    with pytest.raises(InvalidKeyError, match="'out_dir/secret'"):
+        store.delete_many(["real/x", "out_dir/secret"])
+    with pytest.raises(InvalidKeyError, match="'out_dir/sub/'"):
+        store.delete_prefix("out_dir/sub/")
+    _outside_untouched(outside)
+    store.set("out_file", b"replaced")  # the link itself is replaced, not followed
+    assert not (root / "out_file").is_symlink() and store.get("out_file") == b"replaced"
+    store.delete_prefix("out_dir/")  # removes the link, not what it names
+    assert not os.path.lexists(root / "out_dir")
+    _outside_untouched(outside)
+
+
+def test_deleting_everything_removes_links_not_their_targets(linked):
+    root, outside = linked
+    store = LocalStore(root)
+    store.delete("in_file")
+    assert (root / "real" / "x").exists()  # the link went, not the file
+    store.delete_prefix("")
+    assert os.listdir(root) == []
+    _outside_untouched(outside)
+
+
+def test_listing_skips_links_out_of_the_root(linked):
+    root, _ = linked
+    assert sorted(LocalStore(root).list()) == ["in_file", "real/x"]  # linked dirs are not walked
+    assert LocalStore(root).list_dir("") == ["in_dir", "in_file", "real"]
+    assert sorted(LocalStore(root, outside_links="read").list()) == ["in_file", "out_file", "real/x"]
+    assert LocalStore(root, outside_links="read").list_dir("") == ["in_dir", "in_file", "out_dir", "out_file", "real"]
+    with pytest.raises(ValueError, match="outside_links"):
+        LocalStore(root, outside_links="follow")
+
+
+# -- readers -----------------------------------------------------------------
+def test_reader_keeps_the_file_it_opened_and_detects_in_place_rewrites(tmp_path):
+    store = LocalStore(tmp_path)
+    store.set("shard", b"A" * 100)
+    with store.reader("shard") as reader:
+        assert reader.exact and reader.read([SuffixRequest(4)]) == [b"AAAA"]
+        store.set("shard", b"B" * 100)  # replaced by rename: the reader keeps the old file
+        assert reader.read([RangeRequest(0, 4)]) == [b"AAAA"]
+        assert not reader.unchanged()
+    store.set("shard", b"C" * 100)
+    with store.reader("shard") as reader:
+        reader.read([RangeRequest(0, 1)])
+        with open(tmp_path / "shard", "r+b") as f:  # another tool rewriting in place
+            f.write(b"D" * 120)
+        with pytest.raises(ValueChangedError, match="'shard'"):
+            reader.read([RangeRequest(0, 4)])
+
+
+def test_zarr_python_local_store_gets_the_exact_reader(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    from zarrdask.storage import ZarrPythonStore
+
+    store = ZarrPythonStore(zarr.storage.LocalStore(tmp_path))
+    store.set("k", b"old value")
+    with store.reader("k") as reader:
+        assert reader.exact and reader.read([RangeRequest(0, 3)]) == [b"old"]
+        store.set("k", b"new value")  # zarr-python writes by rename too
+        assert reader.read([SuffixRequest(5)]) == [b"value"] and reader.read([RangeRequest(0, 3)]) == [b"old"]
+
+
+# -- temporary files of killed writers -----------------------------------------
+def _age(path, seconds):
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def _temp(directory, name, age):
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
+    path.write_bytes(b"partial")
+    _age(path, age)
+    return path
+
+
+def test_clean_temporary_files_removes_only_old_unlocked_ones_of_ours(tmp_path):
+    store = LocalStore(tmp_path, temp_max_age=None)  # no background cleaning: this test cleans
+    store.set_many({"a/c/0": b"1", "b/zarr.json": b"{}"})
+    old = [_temp(tmp_path / "a" / "c", "0", 7200), _temp(tmp_path / "b", "zarr.json", 4000)]
+    young = _temp(tmp_path / "a" / "c", "1", 60)
+    busy = _temp(tmp_path / "b", "x", 7200)
+    others = [tmp_path / "a" / ".0.tmp", tmp_path / "a" / f".x.{'G' * 32}.tmp", tmp_path / "a" / "data.tmp"]
+    for path in others:
+        path.write_bytes(b"not ours")
+        _age(path, 7200)
+    fd = os.open(busy, os.O_RDONLY)  # a live writer holds its file locked
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        removed = store.clean_temporary_files(max_age=3600)
+    finally:
+        os.close(fd)
+    assert sorted(removed) == sorted(str(p.relative_to(tmp_path)) for p in old)
+    assert not any(p.exists() for p in old)
+    assert young.exists() and all(p.exists() for p in others)
+    assert busy.exists() == (fcntl is not None)
+    assert store.get_many(["a/c/0", "b/zarr.json"]) == [b"1", b"{}"]
+    assert store.clean_temporary_files(max_age=0, prefix="a/") == [str(young.relative_to(tmp_path))]
+
+
+def test_first_write_into_a_directory_cleans_it_in_the_background(tmp_path):
+    from zarrdask.storage.local import _janitor
+
+    stale = _temp(tmp_path / "arr", "0", 7200)
+    LocalStore(tmp_path / "arr").set("1", b"x")  # a directory written for the first time
+    assert _janitor.wait()
+    assert not stale.exists()
+    kept = _temp(tmp_path / "other", "0", 7200)
+    LocalStore(tmp_path / "other", temp_max_age=None).set("1", b"x")
+    assert _janitor.wait() and kept.exists()
+    with pytest.raises(ReadOnlyError):
+        LocalStore(tmp_path, read_only=True).clean_temporary_files()
+
+
+def test_a_write_in_progress_holds_its_temp_file_locked(tmp_path, monkeypatch):
+    store = LocalStore(tmp_path, temp_max_age=None)
+    seen = []
+    real_replace = os.replace
+
+    def replace(src, dst, **kwargs):  # make the temp file look old just before it is renamed
+        _age(os.path.join(tmp_path, src), 7200)
+        seen.append(store.clean_temporary_files(max_age=3600))
+        return real_replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    store.set("k", b"value")
+    monkeypatch.undo()
+    assert store.get("k") == b"value"
+    if fcntl is not None:
+        assert seen == [[]]  # locked: not taken for a killed writer's file

@@ -17,6 +17,7 @@ from zarrdask.storage import (
     ReadOnlyStore,
     SuffixRequest,
     ZipStore,
+    locks,
 )
 
 
@@ -193,3 +194,24 @@ def test_prefix_store_pickles_and_compares():
     inner = MemoryStore()
     assert PrefixStore(inner, "p") == PrefixStore(inner, "/p/")
     assert PrefixStore(inner, "p") != PrefixStore(inner, "q")
+
+
+# -- readers and locks through wrappers --------------------------------------
+def test_wrappers_forward_readers_and_locks():
+    inner = MemoryStore({"p/k": b"0123456789"})
+    counting = CountingStore(PrefixStore(inner, "p"))
+    with counting.reader("k") as reader:
+        assert reader.key == "k" and reader.exact  # the MemoryStore's exact reader
+        assert reader.read([RangeRequest(0, 2), SuffixRequest(3)]) == [b"01", b"789"]
+        inner.set("p/k", b"changed!!!")
+        assert reader.read([RangeRequest(2, 2)]) == [b"23"]  # still the first version
+        assert not reader.unchanged()
+    counts = counting.counts
+    assert counts["readers_opened"] == 1 and counts["unchanged_calls"] == 1
+    assert counts["get_ranges_calls"] == 2 and counts["ranges_requested"] == 3 and counts["bytes_read"] == 7
+    with counting.locked(["k"]):  # the inner store's key is locked
+        assert [key for space, key in locks._table if space == ("memory", id(inner.data))] == ["p/k"]
+    assert counting.counts["lock_calls"] == 1
+    with pytest.raises(ReadOnlyError, match="'k'"):
+        ReadOnlyStore(inner).locked(["k"])
+    assert ReadOnlyStore(inner).reader("p/k").read([RangeRequest(0, 1)]) == [b"c"]

@@ -122,6 +122,10 @@ class TestZarrPythonMemoryStore(StoreConformanceTests):
         return ZarrPythonStore(ZarrMemoryStore())
 
     @pytest.fixture
+    def same_data_store(self, store):
+        return ZarrPythonStore(ZarrMemoryStore(store.zarr_store._store_dict))
+
+    @pytest.fixture
     def readonly_store_factory(self):
         return lambda data: ZarrPythonStore(ZarrMemoryStore(_buffers(data), read_only=True))
 
@@ -129,6 +133,10 @@ class TestZarrPythonMemoryStore(StoreConformanceTests):
 class TestZarrPythonLocalStore(StoreConformanceTests):
     @pytest.fixture
     def store(self, tmp_path):
+        return ZarrPythonStore(ZarrLocalStore(tmp_path / "root"))
+
+    @pytest.fixture
+    def same_data_store(self, tmp_path):
         return ZarrPythonStore(ZarrLocalStore(tmp_path / "root"))
 
     @pytest.fixture

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import pickle
+import warnings
 import zipfile
 
 import numpy as np
 import pytest
 
-from zarrdask.errors import ReadOnlyError, StoreError
+from zarrdask.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrdask.storage import OffsetRequest, RangeRequest, SuffixRequest, ZipStore
 
 
@@ -134,7 +136,7 @@ def test_failed_rewrite_leaves_previous_archive_and_can_be_retried(tmp_path, mon
     store.set("a", b"changed")
     store.delete("b")
 
-    def crash(src, dst):
+    def crash(src, dst, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", crash)
@@ -232,3 +234,62 @@ def test_zip_written_here_opens_in_zarr_python(tmp_path):
     back = zarr.open_array(zstore, mode="r")
     np.testing.assert_array_equal(back[:], np.arange(24, dtype="f8").reshape(6, 4))
     zstore.close()
+
+
+# -- archives from elsewhere ---------------------------------------------------
+HOSTILE = ["../evil", "/abs", "a\\b", "a//b", "ok/./x", "C:/x", "a/", "x/../../y"]
+
+
+def test_hostile_member_names_are_not_listed_and_are_logged(tmp_path, caplog):
+    path = tmp_path / "hostile.zip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+        with zipfile.ZipFile(path, "w") as zf:
+            for name in HOSTILE:
+                zf.writestr(name, b"bad")
+            zf.writestr("good/zarr.json", b"{}")
+            zf.writestr("dup", b"first")
+            zf.writestr("dup", b"second")
+    with caplog.at_level(logging.WARNING, logger="zarrdask.storage"):
+        store = ZipStore(path)
+        keys = sorted(store.list())
+    assert keys == ["dup", "good/zarr.json"]
+    assert store.list_dir("") == ["dup", "good"]
+    assert sorted(store.list_prefix("")) == keys
+    assert store.get("dup") == b"second"  # the last member of a name, as zipfile reads it
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    for name in [n for n in HOSTILE if not n.endswith("/")] + ["dup"]:
+        assert repr(name) in logged, name
+    for name in HOSTILE:
+        with pytest.raises(InvalidKeyError):
+            store.get(name)
+    store.close()
+
+
+def test_hostile_names_are_logged_once_per_archive(tmp_path, caplog):
+    path = tmp_path / "h.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("../x", b"1")
+    with caplog.at_level(logging.WARNING, logger="zarrdask.storage"):
+        with ZipStore(path, mode="a") as store:
+            store.set("fine", b"2")
+            store.flush()
+            assert list(store.list()) == ["fine"]
+    assert sum("'../x'" in r.getMessage() for r in caplog.records) == 1
+
+
+# -- readers -----------------------------------------------------------------
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_reader_keeps_its_member_across_overwrites_and_rewrites(tmp_path, compression):
+    path = tmp_path / "a.zip"
+    store = ZipStore(path, mode="w", compression=compression)
+    store.set("shard", b"A" * 64)
+    with store.reader("shard") as reader:
+        assert reader.exact and reader.read([SuffixRequest(2)]) == [b"AA"]
+        store.set("shard", b"B" * 64)  # a new member
+        assert reader.read([RangeRequest(0, 2)]) == [b"AA"] and not reader.unchanged()
+        store.flush()  # the archive rewritten into a new file
+        assert reader.read([RangeRequest(10, 2)]) == [b"AA"]
+        store.close()
+        assert reader.read([OffsetRequest(62)]) == [b"AA"]
+    assert ZipStore(path).get("shard") == b"B" * 64

@@ -8,11 +8,16 @@ core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 Wrappers: :class:`ReadOnlyStore`, :class:`PrefixStore`, :class:`CountingStore`.
 :func:`store_from` turns a path, URL, zarr-python store, mapper or mapping into a
 store.
+
+Every store also reads one value in several steps from one version of it
+(``Store.reader`` → :class:`ValueReader`) and locks keys for read-modify-write
+(``Store.locked``); remote stores retry transient failures
+(:mod:`~zarrdask.storage.retry`). ``docs/guarantees.md`` has the details per store.
 """
 
 from __future__ import annotations
 
-from .abc import Store
+from .abc import Store, ValueReader, VerifyingReader
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from .factory import store_from
 from .fsspec import FsspecStore
@@ -25,6 +30,8 @@ from .zip import ZipStore
 
 __all__ = [
     "Store",
+    "ValueReader",
+    "VerifyingReader",
     "ByteRequest",
     "RangeRequest",
     "OffsetRequest",

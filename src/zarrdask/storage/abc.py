@@ -9,15 +9,76 @@ once, so remote stores can fetch them concurrently. A missing key reads as
 
 Capability flags say what a store can do: ``writable``, ``listable`` and
 ``supports_partial_reads`` (ranges served without reading the whole value).
+
+Reading one value in several steps
+----------------------------------
+A read that needs two steps — a shard's index, then the inner chunks the
+index points at (zarr-specs ``v3-codecs-sharding-indexed``) — must not apply
+offsets read from one version of a value to the bytes of another.
+:meth:`Store.reader` returns a :class:`ValueReader` for one key: its first
+``read()`` decides which version (or absence) of the value the reader
+stands for, and
+
+* an **exact** reader (``reader.exact``) serves every later ``read()`` from
+  that version, or raises :class:`~zarrdask.errors.ValueChangedError` when it
+  can no longer do so;
+* a **verifying** reader (the default, :class:`VerifyingReader`) reads
+  whatever is current; ``unchanged()`` afterwards re-reads the ranges of the
+  first ``read()`` and says whether they are still the same, so the caller
+  can read again.
+
+Per store (the strongest mechanism each has; ``docs/guarantees.md`` has the
+full page):
+
+==================  ==========  ===============================================
+store               exact       mechanism
+==================  ==========  ===============================================
+MemoryStore         yes         holds the value object the first read found
+LocalStore          yes         one open file descriptor per reader: writes
+                                replace files by rename, so the descriptor
+                                keeps the old file; a file rewritten in place
+                                by another tool is detected (size, mtime) and
+                                raises ``ValueChangedError``
+ZipStore            yes         a duplicate of the archive's descriptor and the
+                                member's offset (overwrites append members; a
+                                rewrite replaces the file by rename); a
+                                compressed member is held whole
+FsspecStore S3      yes         the ETag of the first ``GetObject`` response;
+                                later ranges are ``GetObject(IfMatch=...)``
+FsspecStore HTTP    if strong   the ETag of the first response; later ranges
+                    ETags       are sent with ``If-Match`` and every
+                                response's ETag is checked; without a strong
+                                ETag the reader is verifying (``exact``
+                                becomes False with the first read)
+FsspecStore other   no          verifying
+ZarrPythonStore     over its    verifying; over zarr-python's ``LocalStore``
+                    LocalStore  (which writes by rename) the LocalStore reader
+wrappers            as wrapped  ``ReadOnlyStore``, ``PrefixStore`` and
+                                ``CountingStore`` return the wrapped store's
+                                reader (counted by ``CountingStore``)
+==================  ==========  ===============================================
+
+Locks for read-modify-write
+---------------------------
+:meth:`Store.locked` holds exclusive locks on keys (sorted, so callers
+cannot deadlock each other) for a ``with`` block: in-process for every store,
+keyed by where the data lives so two store objects over the same data share
+them, and across processes for ``LocalStore`` (:mod:`zarrdask.storage.locks`).
 """
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import ReadOnlyError
-from .byte_range import ByteRequest, resolve
+from ..errors import ReadOnlyError, StoreError, ValueChangedError
+from .byte_range import ByteRequest, slice_ranges
+from .keys import validate_key
+from .locks import hold
+
+if TYPE_CHECKING:
+    from .locks import FileLocks
 
 Buffer = bytes  # values are returned as bytes (or any read-only buffer)
 
@@ -50,6 +111,154 @@ def as_buffer(value: object) -> memoryview:
     return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
 
+class ValueReader:
+    """Reads byte ranges of one value in several steps, from one version of it.
+
+    Returned by :meth:`Store.reader`. The first :meth:`read` decides which
+    version of the value (or its absence) the reader stands for. Use it as a
+    context manager, or call :meth:`close`.
+
+    Attributes
+    ----------
+    key : str
+        The key read.
+    exact : bool
+        True: every ``read()`` is served from the version of the value the
+        first ``read()`` saw (or raises
+        :class:`~zarrdask.errors.ValueChangedError`). False: later reads see
+        whatever is current and :meth:`unchanged` tells whether that is still
+        the first version. A remote reader may settle this with its first
+        read (an HTTP server without ETags); read it after reading.
+
+    Notes
+    -----
+    Subclasses implement ``_read_first``, ``_read_later`` and ``_same`` (and
+    ``_still_missing``, ``_release`` where the defaults do not fit); the
+    bookkeeping of the first read, closing and thread safety live here.
+    """
+
+    exact: bool = False
+
+    def __init__(self, store: "Store", key: str) -> None:
+        self.store = store
+        self.key = key
+        self._started = False
+        self._missing = False
+        self._closed = False
+        self._first_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.key!r} of {self.store!r}>"
+
+    def read(self, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
+        """The bytes of ``ranges`` (clipped as ``Store.get_ranges`` clips them),
+        or ``None`` if the key is missing — decided by the first read: a reader
+        that found the key missing keeps reading ``None``.
+
+        Raises
+        ------
+        ValueChangedError
+            An exact reader cannot serve the first version any more, or the
+            value a verifying reader found has been deleted since.
+        StoreError
+            The reader is closed, or the store failed.
+        """
+        if self._closed:
+            raise StoreError(f"{self!r}: the reader is closed")
+        ranges = list(ranges)
+        if not self._started:
+            with self._first_lock:
+                if not self._started:
+                    found = self._read_first(ranges)
+                    self._missing = found is None
+                    self._started = True
+                    return found
+        if self._missing:
+            return None
+        return self._read_later(ranges)
+
+    def unchanged(self) -> bool:
+        """False if the value may have been replaced (or created, or deleted)
+        since the first :meth:`read`; True before any read."""
+        if not self._started:
+            return True
+        return self._still_missing() if self._missing else self._same()
+
+    def close(self) -> None:
+        """Release what the reader holds (a file descriptor, a value). Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._release()
+
+    def __enter__(self) -> "ValueReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a reader dropped unclosed releases its descriptor
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:
+            pass
+
+    def _changed(self, what: str) -> ValueChangedError:
+        """The error of a later read that cannot be served from the first version."""
+        return ValueChangedError(
+            f"{self.store!r}: key {self.key!r} changed while it was being read: {what}; "
+            "read it again from the start",
+            key=self.key,
+        )
+
+    # -- for subclasses ------------------------------------------------------
+    def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
+        raise NotImplementedError
+
+    def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
+        raise NotImplementedError
+
+    def _same(self) -> bool:
+        raise NotImplementedError
+
+    def _still_missing(self) -> bool:
+        return not self.store.exists(self.key)
+
+    def _release(self) -> None:
+        pass
+
+
+class VerifyingReader(ValueReader):
+    """The default reader: ``read()`` is ``store.get_ranges``; ``unchanged()``
+    reads the ranges of the first ``read()`` again and compares the bytes.
+
+    A later ``read()`` that finds the key deleted raises
+    :class:`~zarrdask.errors.ValueChangedError` (there is nothing to serve).
+    """
+
+    exact = False
+
+    def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
+        found = self.store.get_ranges(self.key, ranges)
+        self._first = (ranges, None if found is None else [bytes(v) for v in found])
+        return found
+
+    def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
+        found = self.store.get_ranges(self.key, ranges)
+        if found is None:
+            raise self._changed("it has been deleted")
+        return found
+
+    def _same(self) -> bool:
+        ranges, first = self._first
+        now = self.store.get_ranges(self.key, ranges)
+        return now is not None and [bytes(v) for v in now] == first
+
+    def _release(self) -> None:
+        # keep the first bytes: unchanged() may be asked after closing
+        pass
+
+
 class Store(ABC):
     """Abstract key-value store.
 
@@ -80,14 +289,7 @@ class Store(ABC):
         Ranges reaching past the end are clipped (as HTTP range requests are).
         """
         value = self.get(key)
-        if value is None:
-            return None
-        view = memoryview(value)
-        out = []
-        for r in ranges:
-            start, stop = resolve(r, len(view))
-            out.append(bytes(view[start:stop]))
-        return out
+        return None if value is None else slice_ranges(value, ranges)
 
     def exists(self, key: str) -> bool:
         """Whether ``key`` holds a value."""
@@ -150,6 +352,44 @@ class Store(ABC):
             if rest:
                 names.add(rest.split("/", 1)[0])
         return sorted(names)
+
+    # -- multi-step reads and locks ----------------------------------------
+    def reader(self, key: str) -> ValueReader:
+        """A :class:`ValueReader` of ``key``: several reads from one version of
+        the value. The default is a :class:`VerifyingReader`; stores that can
+        do better return an exact reader (see the module documentation)."""
+        return VerifyingReader(self, validate_key(key))
+
+    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+        """Hold exclusive locks on ``keys`` for a ``with`` block (read-modify-write).
+
+        Keys are locked in sorted order, all of them before the ``with`` body
+        runs, so callers locking several keys in one call cannot deadlock each
+        other; a thread may lock keys it already holds (re-entrant). The
+        locks are in-process (threads), shared by every store object over the
+        same data; ``LocalStore`` also locks across processes. Locks are
+        advisory: they exclude other ``locked`` callers, not plain writes.
+
+        Raises
+        ------
+        InvalidKeyError
+            If a key is invalid.
+        ReadOnlyError
+            If the store is read-only (a lock serialises writers).
+        """
+        names = sorted({validate_key(key) for key in keys})
+        if names:
+            self._check_writable(names[0])
+        return hold(self._lock_space(), names, self._file_locks())
+
+    def _lock_space(self) -> Hashable:
+        """Where the data lives, for in-process locks: store objects over the
+        same data must return equal values. The default is this object."""
+        return (type(self).__module__, type(self).__qualname__, id(self))
+
+    def _file_locks(self) -> "FileLocks | None":
+        """Cross-process locks for :meth:`locked`, if the store has them."""
+        return None
 
     # -- lifecycle ---------------------------------------------------------
     def close(self) -> None:

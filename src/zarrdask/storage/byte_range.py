@@ -61,6 +61,20 @@ def resolve(request: ByteRequest, size: int) -> tuple[int, int]:
     raise TypeError(f"not a byte request: {request!r}")
 
 
+def slice_ranges(value: object, ranges: Sequence[ByteRequest]) -> list[bytes]:
+    """The bytes of ``ranges`` of a value held in memory (any buffer), each
+    clipped to it as :func:`resolve` clips."""
+    view = memoryview(value)  # type: ignore[arg-type]
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    size = len(view)
+    out = []
+    for request in ranges:
+        start, stop = resolve(request, size)
+        out.append(bytes(view[start:stop]))
+    return out
+
+
 def coalesce(
     ranges: Sequence[tuple[int, int]], max_gap: int
 ) -> list[tuple[int, int, list[int]]]:

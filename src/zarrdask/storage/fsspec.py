@@ -18,6 +18,20 @@ HTTP(S) is read-only and cannot be listed: there is no directory listing in
 HTTP, so zarr hierarchies served over HTTP are read through their metadata
 (consolidated metadata, or known paths).
 
+Transient failures — HTTP 5xx and 429, S3 throttling, dropped or reset
+connections, timeouts — are retried (settings ``retries``, ``retry_backoff``;
+:mod:`zarrdask.storage.retry`): in a batch only the requests that failed, a
+write or listing as a whole. This is on top of the file system's own retries
+(s3fs retries connection errors itself, botocore 5xx answers per its
+``retries`` config). After the last attempt a ``StoreError`` names the key,
+the attempts and the last error. A write returns only once the file system
+reported the object stored.
+
+:meth:`FsspecStore.reader` is exact on HTTP(S) and S3 (conditional range
+requests on the ETag of the first response, :mod:`zarrdask.storage.conditional`)
+and verifying elsewhere. In-process locks are keyed by protocol, endpoint and
+path; there are no cross-process locks on remote stores.
+
 No asyncio here: fsspec runs its own event loop thread for asynchronous file
 systems and exposes blocking methods.
 """
@@ -25,14 +39,18 @@ systems and exposes blocking methods.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import fsspec
 
 from ..errors import StoreError
-from .abc import Store, ensure_bytes
+from .abc import Store, ValueReader, ensure_bytes
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
+from .conditional import ConditionalReader, backend_for
 from .keys import validate_key, validate_prefix
+from .retry import RetriesExhausted, describe, retry_batch, retry_call
+
+T = TypeVar("T")
 
 __all__ = ["FsspecStore"]
 
@@ -198,37 +216,51 @@ class FsspecStore(Store):
         return key or None
 
     def _error(self, what: str, key: str, exc: BaseException) -> StoreError:
-        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {type(exc).__name__}: {exc}")
+        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {describe(exc)}")
         err.__cause__ = exc
         return err
+
+    def _retrying(self, call: Callable[[], T], what: str, key: str, missing: Any = ...) -> T:
+        """``call()`` with transient failures retried; a missing path gives
+        ``missing`` (if given); any other failure a ``StoreError`` naming ``key``."""
+        try:
+            return retry_call(call)
+        except _MISSING:
+            if missing is ...:
+                raise
+            return missing
+        except Exception as e:
+            if isinstance(e, StoreError) and not isinstance(e, RetriesExhausted):
+                raise
+            raise self._error(what, key, e) from e
+
+    def _per_path(self, fetch: Callable[[list[int]], Sequence[Any]], count: int) -> list[Any]:
+        """Results of ``count`` reads, retrying the ones that failed
+        transiently; ``fetch(indices)`` returns values or exceptions in place
+        (a failure of the whole call counts for every index)."""
+
+        def run(indices: list[int]) -> Sequence[Any]:
+            try:
+                return fetch(indices)
+            except Exception as e:
+                return [e] * len(indices)
+
+        return retry_batch(run, count)
+
+    def _cat_ranges(self, path: str, starts: list[int], ends: list[int | None]) -> list[Any]:
+        """``fs.cat_ranges`` of one path, failed ranges retried; results in place."""
+        fs = self.fs
+        return self._per_path(
+            lambda idx: fs.cat_ranges([path] * len(idx), [starts[i] for i in idx], [ends[i] for i in idx], on_error="return"),
+            len(starts),
+        )
 
     # -- reads -------------------------------------------------------------
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         if not keys:
             return []
         paths = [self._path(key) for key in keys]
-        fs = self.fs
-        if any(_has_magic(p) for p in paths):
-            # fs.cat would expand these as glob patterns: read them literally
-            try:
-                values = fs.cat_ranges(paths, None, None, on_error="return", **self._read_kwargs)
-            except Exception as e:
-                raise self._error("read", keys[0], e) from e
-        else:
-            try:
-                found = fs.cat(paths, on_error="return", **self._read_kwargs)
-            except _MISSING:
-                found = {}
-            except Exception as e:
-                raise self._error("read", keys[0], e) from e
-            if not isinstance(found, dict):  # defensive: one path, one value
-                found = {paths[0]: found}
-            values = []
-            for path in paths:
-                value = found.get(path)
-                if value is None:
-                    value = found.get(fs._strip_protocol(path))
-                values.append(value)
+        values = self._per_path(lambda idx: self._cat([paths[i] for i in idx]), len(paths))
         out: list[bytes | None] = []
         for key, value in zip(keys, values):
             if value is None or isinstance(value, _MISSING):
@@ -239,15 +271,30 @@ class FsspecStore(Store):
                 out.append(bytes(value) if not isinstance(value, bytes) else value)
         return out
 
+    def _cat(self, paths: list[str]) -> list[Any]:
+        """Whole values of ``paths`` in one call: bytes, ``None`` or an exception each."""
+        fs = self.fs
+        if any(_has_magic(p) for p in paths):
+            # fs.cat would expand these as glob patterns: read them literally
+            return fs.cat_ranges(paths, None, None, on_error="return", **self._read_kwargs)
+        try:
+            found = fs.cat(paths, on_error="return", **self._read_kwargs)
+        except _MISSING:
+            return [None] * len(paths)
+        if not isinstance(found, dict):  # defensive: one path, one value
+            found = {paths[0]: found}
+        values = []
+        for path in paths:
+            value = found.get(path)
+            if value is None:
+                value = found.get(fs._strip_protocol(path))
+            values.append(value)
+        return values
+
     def _size(self, key: str, path: str) -> int | None:
         """Size of a value via ``fs.info``; None if missing or a directory."""
-        try:
-            info = self.fs.info(path)
-        except _MISSING:
-            return None
-        except Exception as e:
-            raise self._error("look up the size of", key, e) from e
-        if info.get("type", "file") != "file":
+        info = self._retrying(lambda: self.fs.info(path), "look up the size of", key, missing=None)
+        if info is None or info.get("type", "file") != "file":
             return None
         size = info.get("size")
         if size is None:  # e.g. an HTTP server without Content-Length
@@ -257,7 +304,6 @@ class FsspecStore(Store):
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         path = self._path(key)
-        fs = self.fs
         out: list[bytes | None] = [None] * len(ranges)
         todo: list[int] = []
         starts: list[int] = []
@@ -284,17 +330,14 @@ class FsspecStore(Store):
 
         failed: list[int] = []
         if todo:
-            try:
-                results = fs.cat_ranges([path] * len(todo), starts, ends, on_error="return")
-            except _MISSING:
-                return None
-            except Exception as e:
-                raise self._error("read ranges of", key, e) from e
+            results = self._cat_ranges(path, starts, ends)
             for i, result in zip(todo, results):
                 if isinstance(result, _MISSING):
                     return None
+                if isinstance(result, RetriesExhausted):
+                    raise self._error(f"read range {ranges[i]} of", key, result)
                 if isinstance(result, BaseException):
-                    failed.append(i)
+                    failed.append(i)  # e.g. HTTP 416 past the end
                     continue
                 out[i] = self._trim(ranges[i], bytes(result))
         if failed or not todo:
@@ -313,10 +356,7 @@ class FsspecStore(Store):
                     r_starts.append(start)
                     r_ends.append(stop)
             if refetch:
-                try:
-                    results = fs.cat_ranges([path] * len(refetch), r_starts, r_ends, on_error="return")
-                except Exception as e:
-                    raise self._error("read ranges of", key, e) from e
+                results = self._cat_ranges(path, r_starts, r_ends)
                 for i, result in zip(refetch, results):
                     if isinstance(result, _MISSING):
                         return None
@@ -340,6 +380,19 @@ class FsspecStore(Store):
     def getsize(self, key: str) -> int | None:
         return self._size(key, self._path(key))
 
+    def reader(self, key: str) -> ValueReader:
+        """An exact reader on HTTP(S) and S3 (conditional requests on the ETag
+        of the first response), else the verifying default."""
+        path = self._path(key)
+        backend = backend_for(self.fs, path)
+        if backend is None:
+            return super().reader(key)
+        return ConditionalReader(self, key, backend)
+
+    def _lock_space(self) -> Hashable:
+        endpoint = self.storage_options.get("endpoint_url") or getattr(self._fs, "endpoint_url", None)
+        return ("fsspec", self.protocol, str(endpoint), self._prefix)
+
     # -- writes ------------------------------------------------------------
     def _makedirs_for(self, paths: Iterable[str]) -> None:
         fs = self.fs
@@ -350,14 +403,15 @@ class FsspecStore(Store):
         path = self._path(key)
         self._check_writable(key)
         value = ensure_bytes(value)
-        try:
+
+        def write() -> None:
             try:
                 self.fs.pipe_file(path, value)
             except FileNotFoundError:  # a local-like file system without auto_mkdir
                 self._makedirs_for([path])
                 self.fs.pipe_file(path, value)
-        except Exception as e:
-            raise self._error("write", key, e) from e
+
+        self._retrying(write, "write", key)
 
     def set_many(self, items: Mapping[str, bytes]) -> None:
         if not items:
@@ -371,30 +425,25 @@ class FsspecStore(Store):
             (key,) = items
             self.set(key, data[self._prefix + key])
             return
-        try:
+        def write() -> None:
             try:
                 self.fs.pipe(data)
             except FileNotFoundError:
                 self._makedirs_for(data)
                 self.fs.pipe(data)
+
+        try:
+            retry_call(write)
         except Exception as e:
             names = list(items)
             shown = ", ".join(repr(k) for k in names[:5]) + (", ..." if len(names) > 5 else "")
-            err = StoreError(
-                f"{self!r}: cannot write keys [{shown}] ({len(names)} keys): "
-                f"{type(e).__name__}: {e}"
-            )
+            err = StoreError(f"{self!r}: cannot write keys [{shown}] ({len(names)} keys): {describe(e)}")
             raise err from e
 
     def delete(self, key: str) -> None:
         path = self._path(key)
         self._check_writable(key)
-        try:
-            self.fs.rm_file(path)
-        except _MISSING:
-            pass
-        except Exception as e:
-            raise self._error("delete", key, e) from e
+        self._retrying(lambda: self.fs.rm_file(path), "delete", key, missing=None)
 
     def delete_many(self, keys: Iterable[str]) -> None:
         keys = list(keys)
@@ -409,12 +458,10 @@ class FsspecStore(Store):
                 self.delete(key)
             return
         try:
-            self.fs.rm(paths)
+            self._retrying(lambda: self.fs.rm(paths), "delete", keys[0])
         except _MISSING:
             for key in keys:  # a file system whose rm refuses missing paths
                 self.delete(key)
-        except Exception as e:
-            raise self._error("delete", keys[0], e) from e
 
     def delete_prefix(self, prefix: str) -> None:
         validate_prefix(prefix)
@@ -432,11 +479,11 @@ class FsspecStore(Store):
 
     def _find(self, directory: str) -> Iterator[str]:
         try:
-            paths = self.fs.find(directory)
+            paths = retry_call(lambda: self.fs.find(directory))
         except _MISSING:
             return iter(())
         except Exception as e:
-            raise StoreError(f"{self!r}: cannot list {directory!r}: {type(e).__name__}: {e}") from e
+            raise StoreError(f"{self!r}: cannot list {directory!r}: {describe(e)}") from e
         keys = (self._key(p) for p in paths)
         return (k for k in keys if k is not None)
 
@@ -464,11 +511,11 @@ class FsspecStore(Store):
         body = prefix.rstrip("/")
         child_prefix = f"{body}/" if body else ""
         try:
-            entries = self.fs.ls(directory, detail=False)
+            entries = retry_call(lambda: self.fs.ls(directory, detail=False))
         except _MISSING:
             return []
         except Exception as e:
-            raise StoreError(f"{self!r}: cannot list {prefix!r}: {type(e).__name__}: {e}") from e
+            raise StoreError(f"{self!r}: cannot list {prefix!r}: {describe(e)}") from e
         names = set()
         for entry in entries:
             if isinstance(entry, dict):

@@ -34,15 +34,23 @@ import re
 
 from ..errors import InvalidKeyError
 
-__all__ = ["validate_key", "validate_prefix", "normalize_path", "join_path"]
+__all__ = ["validate_key", "validate_prefix", "key_problem", "normalize_path", "join_path"]
 
 # "C:" / "c:anything" as the first segment: a drive (or drive-relative) path on Windows.
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _SLASHES = re.compile(r"/{2,}")
 
 
-def _key_problem(key: str) -> str | None:
-    """What is wrong with ``key`` as a store key, or ``None`` if nothing."""
+def key_problem(key: str) -> str | None:
+    """What is wrong with ``key`` as a store key, or ``None`` if nothing.
+
+    Examples
+    --------
+    >>> key_problem("a/../b")
+    "it has a '..' path segment"
+    >>> key_problem("a/b") is None
+    True
+    """
     if key == "":
         return "it is empty"
     if "\x00" in key:
@@ -83,7 +91,7 @@ def validate_key(key: str) -> str:
     """
     if not isinstance(key, str):
         raise InvalidKeyError(f"invalid store key {key!r}: expected a str, got {type(key).__name__}")
-    problem = _key_problem(key)
+    problem = key_problem(key)
     if problem is not None:
         raise InvalidKeyError(f"invalid store key {key!r}: {problem}")
     return key
@@ -109,7 +117,7 @@ def validate_prefix(prefix: str) -> str:
     if prefix == "":
         return prefix
     body = prefix[:-1] if prefix.endswith("/") else prefix
-    problem = _key_problem(body)
+    problem = key_problem(body)
     if problem is not None:
         raise InvalidKeyError(f"invalid key prefix {prefix!r}: {problem}")
     return prefix

@@ -9,17 +9,47 @@ Any :class:`collections.abc.MutableMapping` of ``str`` to bytes works in place
 of the ``dict``: zarr-python 2 stores (``DirectoryStore``, ``LMDBStore``, ...)
 and other dict-like stores. Every operation is one mapping operation, done in
 the calling thread; batches are plain loops.
+
+A reader (:meth:`MemoryStore.reader`) holds the value object its first read
+found, so every later read comes from that version: a ``set`` binds a new
+object to the key and never changes the old one (exact). In-process locks are
+keyed by the mapping object, so every ``MemoryStore`` over one mapping shares
+them.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
-from .abc import Store, as_buffer, ensure_bytes
-from .byte_range import ByteRequest, resolve
+from .abc import Store, ValueReader, as_buffer, ensure_bytes
+from .byte_range import ByteRequest, slice_ranges
 from .keys import validate_key, validate_prefix
 
 __all__ = ["MemoryStore"]
+
+
+class _HeldValueReader(ValueReader):
+    """Holds the value object the first read found (exact)."""
+
+    exact = True
+
+    def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
+        value = self.store._data.get(self.key)
+        if value is None:
+            return None
+        self._value = value
+        self._view = as_buffer(value)
+        return slice_ranges(self._view, ranges)
+
+    def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
+        return slice_ranges(self._view, ranges)
+
+    def _same(self) -> bool:
+        now = self.store._data.get(self.key)
+        return now is self._value or (now is not None and as_buffer(now) == self._view)
+
+    def _release(self) -> None:
+        pass  # the value stays referenced: unchanged() compares against it
 
 
 class MemoryStore(Store):
@@ -102,13 +132,14 @@ class MemoryStore(Store):
         value = self._data.get(validate_key(key))
         if value is None:
             return None
-        view = as_buffer(value)
-        size = len(view)
-        out = []
-        for request in ranges:
-            start, stop = resolve(request, size)
-            out.append(bytes(view[start:stop]))
-        return out
+        return slice_ranges(as_buffer(value), ranges)
+
+    def reader(self, key: str) -> ValueReader:
+        """An exact reader: holds the value object its first read finds."""
+        return _HeldValueReader(self, validate_key(key))
+
+    def _lock_space(self) -> Hashable:
+        return ("memory", id(self._data))
 
     def exists(self, key: str) -> bool:
         return validate_key(key) in self._data

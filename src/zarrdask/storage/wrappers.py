@@ -6,22 +6,68 @@ batching the chunk engine relies on (``ARCHITECTURE.md``, "Concurrency")
 survives wrapping. Capability flags (``writable``, ``listable``,
 ``supports_partial_reads``) are those of the wrapped store, except that
 :class:`ReadOnlyStore` is never writable. ``close()`` closes the wrapped store.
+
+Readers and locks are the wrapped store's too: ``reader(key)`` returns the
+wrapped store's reader (exact where it is exact), presented under the key the
+caller used; ``locked(keys)`` locks the wrapped store's keys (so a
+``PrefixStore`` and its parent store exclude each other), after refusing a
+read-only wrapper. :class:`CountingStore` counts both.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ReadOnlyError
-from .abc import Store
+from .abc import Store, ValueReader
 from .byte_range import ByteRequest
 from .keys import normalize_path, validate_key, validate_prefix
 
 __all__ = ["WrapperStore", "ReadOnlyStore", "PrefixStore", "CountingStore"]
 
 logger = logging.getLogger("zarrdask.storage")
+
+
+class ForwardingReader(ValueReader):
+    """A wrapped store's reader, under the key the wrapper's caller used.
+
+    ``on_read(ranges, found)`` and ``on_unchanged()``, if given, are told of
+    every read and check (for counting).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        key: str,
+        inner: ValueReader,
+        on_read: Callable[[Sequence[ByteRequest], list[bytes] | None], None] | None = None,
+        on_unchanged: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(store, key)
+        self.inner = inner
+        self._on_read = on_read
+        self._on_unchanged = on_unchanged
+
+    @property  # type: ignore[override]
+    def exact(self) -> bool:
+        return self.inner.exact
+
+    def read(self, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
+        ranges = list(ranges)
+        found = self.inner.read(ranges)
+        if self._on_read is not None:
+            self._on_read(ranges, found)
+        return found
+
+    def unchanged(self) -> bool:
+        if self._on_unchanged is not None:
+            self._on_unchanged()
+        return self.inner.unchanged()
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class WrapperStore(Store):
@@ -97,6 +143,19 @@ class WrapperStore(Store):
 
     def list_dir(self, prefix: str) -> list[str]:
         return self.store.list_dir(prefix)
+
+    def reader(self, key: str) -> ValueReader:
+        return self.store.reader(key)
+
+    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+        keys = [validate_key(key) for key in keys]
+        for key in keys[:1]:
+            self._check_writable(key)
+        return self.store.locked(self._inner_keys(keys))
+
+    def _inner_keys(self, keys: list[str]) -> list[str]:
+        """The wrapped store's names of ``keys``."""
+        return keys
 
     def close(self) -> None:
         self.store.close()
@@ -243,6 +302,12 @@ class PrefixStore(WrapperStore):
         validate_prefix(prefix)
         return self.store.list_dir(self._head + prefix)
 
+    def reader(self, key: str) -> ValueReader:
+        return ForwardingReader(self, key, self.store.reader(self._full(key)))
+
+    def _inner_keys(self, keys: list[str]) -> list[str]:
+        return [self._head + key for key in keys]
+
 
 _COUNTERS = (
     "get_many_calls",
@@ -257,6 +322,9 @@ _COUNTERS = (
     "list_calls",
     "getsize_calls",
     "exists_calls",
+    "readers_opened",
+    "unchanged_calls",
+    "lock_calls",
 )
 
 
@@ -278,7 +346,13 @@ class CountingStore(WrapperStore):
     ``list_calls``
         ``list``, ``list_prefix`` and ``list_dir`` calls;
     ``getsize_calls`` / ``exists_calls``
-        size and existence look-ups.
+        size and existence look-ups;
+    ``readers_opened`` / ``unchanged_calls``
+        readers made by ``reader()``, and their ``unchanged()`` checks; each
+        ``read()`` of a reader counts as a ``get_ranges`` call (it is one
+        batch of ranged requests);
+    ``lock_calls``
+        ``locked()`` calls.
 
     Parameters
     ----------
@@ -419,3 +493,26 @@ class CountingStore(WrapperStore):
         self._add(list_calls=1)
         self._log("list_dir %r", prefix)
         return self.store.list_dir(prefix)
+
+    # -- readers and locks -------------------------------------------------
+    def reader(self, key: str) -> ValueReader:
+        inner = self.store.reader(key)
+        self._add(readers_opened=1)
+        self._log("reader %r (exact=%s)", key, inner.exact)
+
+        def on_read(ranges: Sequence[ByteRequest], found: list[bytes] | None) -> None:
+            nbytes = 0 if found is None else sum(len(v) for v in found)
+            self._add(get_ranges_calls=1, ranges_requested=len(ranges), bytes_read=nbytes)
+            self._log("reader.read %r %d ranges -> %d bytes", key, len(ranges), nbytes)
+
+        def on_unchanged() -> None:
+            self._add(unchanged_calls=1)
+            self._log("reader.unchanged %r", key)
+
+        return ForwardingReader(self, key, inner, on_read, on_unchanged)
+
+    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+        keys = list(keys)
+        self._add(lock_calls=1)
+        self._log("locked %s", self._shown(keys))
+        return super().locked(keys)

@@ -29,10 +29,32 @@ rewrite that fails (disk full, ...) leaves the file as of the previous flush
 and the store unchanged, so ``close()`` can be retried. Without overwrites or
 deletions a flush only writes the central directory. Until a flush, another
 process opening the file sees the archive as of the previous flush.
+
+Archives from elsewhere
+-----------------------
+Member names that are not valid store keys (``..`` or ``.`` segments,
+absolute names, backslashes, empty segments, drive letters, NUL: a hostile
+or foreign archive) are not keys: listings skip them, a warning record on the
+``"zarrdask.storage"`` logger names them, and asking for one by name is an
+:class:`~zarrdask.errors.InvalidKeyError` as for any invalid key. A name that
+occurs more than once is listed once and reads as its last member (as
+:mod:`zipfile` and zarr-python read it); the record names it too.
+
+Consistency and locks
+---------------------
+A reader (:meth:`ZipStore.reader`) is exact. Writes never change a member's
+bytes: an overwrite appends a new member, and a rewrite makes a new file that
+replaces the old one by rename. So the reader keeps a duplicate of the
+archive's file descriptor and the member's data offset, and reads the version
+it first found even after the key is overwritten or the archive rewritten. A
+compressed member is read whole by the first read and held. In-process locks
+(:meth:`~zarrdask.storage.abc.Store.locked`) are keyed by the archive's path;
+there are no cross-process locks (a zip file has one writer at a time).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import struct
@@ -40,18 +62,70 @@ import threading
 import time
 import uuid
 import zipfile
-from typing import Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from typing import Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import StoreError
-from .abc import Store, ensure_bytes
-from .byte_range import ByteRequest, resolve
-from .keys import validate_key, validate_prefix
+from .abc import Store, ValueReader, ensure_bytes
+from .byte_range import ByteRequest, resolve, slice_ranges
+from .files import pread_all
+from .keys import key_problem, validate_key, validate_prefix
 
 __all__ = ["ZipStore"]
 
 _MODES = ("r", "w", "a", "x")
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., name length, extra length
 _LOCAL_MAGIC = b"PK\x03\x04"
+
+logger = logging.getLogger("zarrdask.storage")
+
+
+class _MemberReader(ValueReader):
+    """Reads the member the first read found (exact): an uncompressed one
+    through a duplicate of the archive's descriptor, a compressed one whole."""
+
+    exact = True
+    _fd: int | None = None
+
+    def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
+        store: ZipStore = self.store  # type: ignore[assignment]
+        with store._lock:
+            info = store._info(self.key)
+            if info is None or info.is_dir():
+                return None
+            self._member = store._identity(info)
+            if not store._stored(info) or os.name == "nt":  # Windows cannot replace an open file
+                self._value = store._read(self.key)
+                return slice_ranges(self._value, ranges)
+            self._base = store._data_offset(info)
+            self._size = info.file_size
+            fp = store._zf.fp  # type: ignore[union-attr]
+            fp.flush()  # members written by this store reach the file first
+            self._fd = os.dup(fp.fileno())
+        return self._read_later(ranges)
+
+    def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
+        if self._fd is None:
+            return slice_ranges(self._value, ranges)
+        out = []
+        try:
+            for request in ranges:
+                start, stop = resolve(request, self._size)
+                out.append(pread_all(self._fd, stop - start, self._base + start) if stop > start else b"")
+        except OSError as e:
+            raise StoreError(f"ZipStore {self.store.path!r}: cannot read key {self.key!r}: {e}") from e  # type: ignore[attr-defined]
+        return out
+
+    def _same(self) -> bool:
+        store: ZipStore = self.store  # type: ignore[assignment]
+        with store._lock:
+            info = store._info(self.key)
+            return info is not None and store._identity(info) == self._member
+
+    def _release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 class ZipStore(Store):
@@ -118,6 +192,9 @@ class ZipStore(Store):
         self._deleted: set[str] = set()
         self._needs_rewrite = False
         self._offsets: dict[tuple[str, int], int] = {}
+        self._rewrites = 0
+        self._invalid: frozenset[str] = frozenset()
+        self._reported: set[str] = set()
         self._open(mode)
 
     # -- file handling -----------------------------------------------------
@@ -140,7 +217,31 @@ class ZipStore(Store):
             raise StoreError(f"ZipStore: {self.path!r} is not a zip file: {e}") from e
         self._zf = zf
         self._offsets.clear()
+        self._screen(zf)
         return zf
+
+    def _screen(self, zf: zipfile.ZipFile) -> None:
+        """Find the member names that are not valid keys, and report new ones."""
+        names = [info.filename for info in zf.infolist()]
+        invalid = {n: p for n in names if not n.endswith("/") and (p := key_problem(n)) is not None}
+        self._invalid = frozenset(invalid)
+        duplicates = [n for n, count in Counter(names).items() if count > 1 and n not in invalid]
+        problems = [f"{n!r} ({p})" for n, p in invalid.items() if n not in self._reported]
+        problems += [f"{n!r} (occurs more than once; the last member is read)" for n in duplicates if n not in self._reported]
+        if problems:
+            self._reported.update(invalid)
+            self._reported.update(duplicates)
+            shown = ", ".join(problems[:20]) + (f", ... ({len(problems)} in all)" if len(problems) > 20 else "")
+            logger.warning("ZipStore %r: member names skipped or shadowed: %s", self.path, shown)
+
+    @staticmethod
+    def _stored(info: zipfile.ZipInfo) -> bool:
+        """Whether a member's bytes are in the file as they are (no compression, no encryption)."""
+        return info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1
+
+    def _identity(self, info: zipfile.ZipInfo) -> tuple:
+        """What tells one member from another, across flushes (not across rewrites)."""
+        return (info.header_offset, info.CRC, info.file_size, self._rewrites)
 
     def _file(self) -> zipfile.ZipFile:
         """The open archive (opened lazily after unpickling); call with the lock held."""
@@ -234,6 +335,7 @@ class ZipStore(Store):
             raise
         self._deleted.clear()
         self._needs_rewrite = False
+        self._rewrites += 1
 
     def close(self) -> None:
         """Flush pending changes and close the file. Closing twice is harmless."""
@@ -269,6 +371,9 @@ class ZipStore(Store):
         self._deleted = set()
         self._needs_rewrite = False
         self._offsets = {}
+        self._rewrites = 0
+        self._invalid = frozenset()
+        self._reported = set()
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
@@ -296,14 +401,8 @@ class ZipStore(Store):
             if info is None or info.is_dir():
                 return None
             size = info.file_size
-            stored = info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1
-            if not stored:
-                view = memoryview(self._read(key) or b"")
-                out = []
-                for request in ranges:
-                    start, stop = resolve(request, size)
-                    out.append(bytes(view[start:stop]))
-                return out
+            if not self._stored(info):
+                return slice_ranges(self._read(key) or b"", ranges)
             try:
                 base = self._data_offset(info)
                 fp = self._zf.fp  # type: ignore[union-attr]
@@ -326,6 +425,13 @@ class ZipStore(Store):
                 if isinstance(e, StoreError):
                     raise
                 raise StoreError(f"ZipStore {self.path!r}: cannot read key {key!r}: {e}") from e
+
+    def reader(self, key: str) -> ValueReader:
+        """An exact reader of the member the first read finds (see the module documentation)."""
+        return _MemberReader(self, validate_key(key))
+
+    def _lock_space(self) -> Hashable:
+        return ("zip", os.path.realpath(self.path))
 
     def exists(self, key: str) -> bool:
         return self.getsize(key) is not None
@@ -401,10 +507,12 @@ class ZipStore(Store):
     # -- listing -----------------------------------------------------------
     def _keys(self) -> list[str]:
         deleted = self._deleted
+        names = self._file().NameToInfo
+        invalid = self._invalid
         return [
             name
-            for name in self._file().NameToInfo
-            if name not in deleted and not name.endswith("/")
+            for name in names
+            if name not in deleted and not name.endswith("/") and name not in invalid
         ]
 
     def list(self) -> Iterator[str]:

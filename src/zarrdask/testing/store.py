@@ -7,7 +7,10 @@ It checks the contract of ``zarrdask.storage.abc`` (zarr-specs v3 core,
 "Abstract store interface"; Zarr v2 spec "Storage"): batched reads in order
 with ``None`` for missing keys, byte-range requests with HTTP-style clipping
 (``v3-codecs-sharding-indexed`` reads its index and chunks this way),
-listing, deletion, read-only behaviour, key validation and pickling.
+listing, deletion, read-only behaviour, key validation and pickling; and the
+reliability contract: readers (``Store.reader``) that keep to the version of a
+value their first read saw or say that it changed, and exclusive key locks
+(``Store.locked``) for read-modify-write.
 
 Optional hooks:
 
@@ -23,6 +26,10 @@ Optional hooks:
     :class:`~zarrdask.errors.InvalidKeyError`.
 ``picklable`` (default True)
     Whether the store must survive a pickle round trip.
+``same_data_store`` fixture
+    Returns a second store object over the same data as ``store`` (e.g. a
+    new ``LocalStore`` on the same root), or None (the default) to skip the
+    check that locks are shared between store objects over the same data.
 
 Example
 -------
@@ -49,12 +56,14 @@ before this module is imported.
 from __future__ import annotations
 
 import pickle
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import pytest
 
-from ..errors import InvalidKeyError, ReadOnlyError, StoreError
+from ..errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
 from ..storage.abc import Store
 from ..storage.byte_range import OffsetRequest, RangeRequest, SuffixRequest
 
@@ -117,6 +126,11 @@ class StoreConformanceTests:
     @pytest.fixture
     def readonly_store_factory(self) -> Callable[[dict[str, bytes]], Store] | None:
         """``factory(data) -> read-only store holding data``; None if unsupported."""
+        return None
+
+    @pytest.fixture
+    def same_data_store(self, store) -> Store | None:
+        """Another store object over the same data as ``store``; None if unsupported."""
         return None
 
     @pytest.fixture
@@ -426,6 +440,8 @@ class StoreConformanceTests:
             store.get_many(["ok", key])
         with pytest.raises(InvalidKeyError):
             store.get_ranges(key, [RangeRequest(0, 1)])
+        with pytest.raises(InvalidKeyError):
+            store.reader(key).read([RangeRequest(0, 1)])
         if store.writable:
             with pytest.raises(InvalidKeyError) as info:
                 store.set(key, b"x")
@@ -434,6 +450,8 @@ class StoreConformanceTests:
                 store.set_many({"fine": b"1", key: b"x"})
             with pytest.raises(InvalidKeyError):
                 store.delete(key)
+            with pytest.raises(InvalidKeyError):
+                store.locked(["ok", key])
             if store.listable:
                 assert set(store.list()) <= {"ok", "fine"}
 
@@ -460,3 +478,179 @@ class StoreConformanceTests:
             store.set("after", b"pickle")
             assert _b(store.get("after")) == b"pickle"
             assert _b(store.get("f")) == SAMPLE["f"]
+
+    # -- readers (multi-step reads of one version) -------------------------
+    def test_reader_reads_like_get_ranges(self, make_store):
+        value = bytes(range(100))
+        store = make_store({"r/v": value})
+        requests = [RangeRequest(0, 10), SuffixRequest(5), OffsetRequest(95), RangeRequest(200, 5), RangeRequest(3, 0)]
+        with store.reader("r/v") as reader:
+            assert reader.key == "r/v"
+            assert reader.unchanged() is True  # nothing read yet
+            assert [_b(v) for v in reader.read(requests)] == [value[:10], value[-5:], value[95:], b"", b""]
+            assert isinstance(reader.exact, bool)
+            assert [_b(v) for v in reader.read([RangeRequest(50, 3), SuffixRequest(1000)])] == [value[50:53], value]
+            assert reader.read([]) == []
+            assert reader.unchanged() is True
+
+    def test_reader_missing_key(self, make_store):
+        store = make_store(SAMPLE)
+        with store.reader("missing") as reader:
+            assert reader.read([RangeRequest(0, 1)]) is None
+            assert reader.read([SuffixRequest(1)]) is None
+            assert reader.unchanged() is True
+        with store.reader("a/b") as reader:  # a "directory" is not a key
+            assert reader.read([RangeRequest(0, 1)]) is None
+
+    def test_reader_closed(self, make_store):
+        store = make_store({"k": b"abc"})
+        reader = store.reader("k")
+        assert [_b(v) for v in reader.read([SuffixRequest(1)])] == [b"c"]
+        reader.close()
+        reader.close()  # idempotent
+        with pytest.raises(StoreError):
+            reader.read([RangeRequest(0, 1)])
+
+    def test_reader_first_read_decides_missing(self, store):
+        reader = store.reader("late")
+        assert reader.read([RangeRequest(0, 1)]) is None
+        store.set("late", b"now here")
+        assert reader.read([RangeRequest(0, 1)]) is None  # the reader stands for "missing"
+        assert reader.unchanged() is False
+        reader.close()
+
+    def test_reader_value_replaced_between_reads(self, store):
+        old = bytes(range(200))
+        new = bytes(reversed(range(200)))
+        store.set("shard", old)
+        reader = store.reader("shard")
+        assert [_b(v) for v in reader.read([SuffixRequest(16)])] == [old[-16:]]  # "the index"
+        store.set("shard", new)
+        if reader.exact:
+            try:
+                got = reader.read([RangeRequest(0, 32), SuffixRequest(16)])  # "the chunks"
+            except ValueChangedError as e:
+                assert "'shard'" in str(e)
+            else:
+                assert [_b(v) for v in got] == [old[:32], old[-16:]], "an exact reader mixed two versions"
+        else:
+            reader.read([RangeRequest(0, 32)])  # the current bytes: unchanged() must say so
+        assert reader.unchanged() is False
+        reader.close()
+
+    def test_reader_value_deleted_between_reads(self, store):
+        store.set("k", b"0123456789")
+        reader = store.reader("k")
+        assert [_b(v) for v in reader.read([RangeRequest(0, 2)])] == [b"01"]
+        store.delete("k")
+        try:
+            got = reader.read([RangeRequest(2, 2)])
+        except ValueChangedError as e:
+            assert "'k'" in str(e)
+        else:
+            assert reader.exact, "a verifying reader cannot serve a deleted value"
+            assert [_b(v) for v in got] == [b"23"]
+        assert reader.unchanged() is False
+        reader.close()
+
+    def test_reader_same_value_rewritten_is_unchanged_or_reported(self, store):
+        store.set("k", b"same")
+        with store.reader("k") as reader:
+            reader.read([RangeRequest(0, 4)])
+            assert reader.unchanged() is True
+            assert [_b(v) for v in reader.read([SuffixRequest(2)])] == [b"me"]
+
+    # -- locks (read-modify-write) -----------------------------------------
+    def test_locked_excludes_other_threads(self, store):
+        order: list[str] = []
+        holding = threading.Event()
+
+        def first() -> None:
+            with store.locked(["k"]):
+                holding.set()
+                time.sleep(0.05)
+                order.append("first out")
+
+        def second() -> None:
+            holding.wait(5)
+            with store.locked(["k"]):
+                order.append("second in")
+
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert order == ["first out", "second in"]
+
+    def test_locked_read_modify_write_loses_no_update(self, store):
+        store.set("counter", b"0")
+
+        def work(_: int) -> None:
+            for _ in range(5):
+                with store.locked(["counter"]):
+                    value = int(_b(store.get("counter")))  # type: ignore[arg-type]
+                    time.sleep(0.001)
+                    store.set("counter", str(value + 1).encode())
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(work, range(4)))
+        assert _b(store.get("counter")) == b"20"
+
+    def test_locked_several_keys_in_any_order_do_not_deadlock(self, store):
+        sets = [["a", "b", "c"], ["c", "b"], ["b", "a"], ["c", "a", "b", "a"]]
+
+        def work(keys: list[str]) -> None:
+            for _ in range(10):
+                with store.locked(keys):
+                    pass
+
+        threads = [threading.Thread(target=work, args=(keys,), daemon=True) for keys in sets * 2]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        assert not any(t.is_alive() for t in threads), "locked() deadlocked"
+
+    def test_locked_is_reentrant(self, store):
+        with store.locked(["x", "y"]):
+            with store.locked(["y"]):
+                store.set("y", b"1")
+            with store.locked(["x", "y", "z"]):
+                store.set("z", b"2")
+        assert [_b(v) for v in store.get_many(["y", "z"])] == [b"1", b"2"]
+        with store.locked([]):
+            pass
+
+    def test_locked_shared_by_store_objects_over_the_same_data(self, store, same_data_store):
+        if same_data_store is None:
+            pytest.skip("no same_data_store fixture")
+        entered = threading.Event()
+        release = threading.Event()
+
+        def hold() -> None:
+            with store.locked(["k"]):
+                entered.set()
+                release.wait(5)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        entered.wait(5)
+        got = []
+        waiter = threading.Thread(target=lambda: same_data_store.locked(["k"]).__enter__() or got.append(1))
+        waiter.daemon = True
+        waiter.start()
+        waiter.join(0.1)
+        assert got == [], "a second store object over the same data took a held lock"
+        release.set()
+        holder.join(5)
+        waiter.join(5)
+        assert got == [1]
+
+    def test_locked_refused_by_read_only_stores(self, readonly_store_factory):
+        if readonly_store_factory is None:
+            pytest.skip(f"{type(self).__name__} has no readonly_store_factory")
+        store = readonly_store_factory({"k": b"1"})
+        with pytest.raises(ReadOnlyError) as info:
+            store.locked(["k"])
+        assert "'k'" in str(info.value)
