@@ -7,24 +7,21 @@ numcodecs codecs both formats name (``{"id": "zlib"}`` in v2,
 whose output a stored chunk can inflate is decoded here, by what its format
 declares or with a bounded stream:
 
-=================  ==================================================================
-numcodecs id       bound
-=================  ==================================================================
-``zstd``           frame headers' content sizes checked first; frames without one
-                   decoded into a buffer of the expected size (libzstd refuses more)
-``gzip``, ``zlib`` ``zlib.decompressobj().decompress(data, max_length)``, piece by piece
-``bz2``            ``BZ2Decompressor.decompress(data, max_length)``
-``lzma``           ``LZMADecompressor.decompress(data, max_length)``
-``lz4``            the 4-byte decoded-size prefix checked first
-``blosc``          the 16-byte header's decoded size checked first
-``zfpy``           the zfp header's shape and scalar type checked first
-``pcodec``         decoded into a preallocated array of the expected size
-                   (``pcodec.standalone.simple_decompress_into``), refused if more
-                   data remains
-``vlen-utf8``,     the element count in the header checked against the chunk's
-``vlen-bytes``,    (and against the bytes that remain) first; numcodecs checks each
-``vlen-array``     element's length against the remaining bytes before it allocates it
-=================  ==================================================================
+- ``zstd``: frame headers' content sizes checked first; frames without one
+  decoded into a buffer of the expected size (libzstd refuses more).
+- ``gzip``, ``zlib``: ``zlib.decompressobj().decompress(data, max_length)``,
+  piece by piece.
+- ``bz2``: ``BZ2Decompressor.decompress(data, max_length)``.
+- ``lzma``: ``LZMADecompressor.decompress(data, max_length)``.
+- ``lz4``: the 4-byte decoded-size prefix checked first.
+- ``blosc``: the 16-byte header's decoded size checked first.
+- ``zfpy``: the zfp header's shape and scalar type checked first.
+- ``pcodec``: decoded into a preallocated array of the expected size
+  (``pcodec.standalone.simple_decompress_into``), refused if more data remains.
+- ``vlen-utf8``, ``vlen-bytes``, ``vlen-array``: the element count in the
+  header checked against the chunk's (and against the bytes that remain)
+  first; numcodecs checks each element's length against the remaining bytes
+  before it allocates it.
 
 Checksums (``crc32``, ``adler32``, ``fletcher32``, ``jenkins_lookup3``,
 ``crc32c``) and ``shuffle`` / ``base64`` never produce more than their input.
