@@ -30,7 +30,7 @@ from ..chunking import ChunkKeyEncoding
 from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, is_fill, update_chunk
 from ..codecs.vlen import coerce_vlen
-from ..errors import SelectionError
+from ..errors import CorruptChunkError, SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
 from ..storage.abc import Store
 
@@ -41,6 +41,9 @@ ONE_CALL_BYTES = 64 << 20
 #: larger reads fetch and decode groups of about this many bytes, one pool task
 #: each, so compressed data never piles up and I/O overlaps decoding
 GROUP_BYTES = 8 << 20
+#: a read-modify-write locks at most this many keys at once (a LocalStore lock
+#: holds a file descriptor)
+LOCK_BATCH = 256
 
 
 # -- the array layout the engine works on --------------------------------------
@@ -129,7 +132,7 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
 
     def read_part(i: int) -> None:
         proj, key = projections[i], keys[i]
-        part = codec.decode_partial(KeyReader(store, key), spec, proj, key)
+        part = read_consistently(store, key, lambda reader: codec.decode_partial(reader, spec, proj, key))
         out[proj.out_selection] = layout.fill_value if part is None else part
 
     def read_group(group: Sequence[int]) -> None:
@@ -144,6 +147,37 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     thread_map(read_group, [g for g in groups if g])
     thread_map(read_part, parts)
     return out
+
+
+#: how often a multi-step read of one value is started again because the value
+#: was replaced while it was being read
+CHANGED_RETRIES = 8
+
+
+def read_consistently(store: Store, key: str, read_with: Callable[[RangeReader], T]) -> T:
+    """``read_with(reader)`` for a reader of ``key`` whose reads all come from
+    one version of the value (a shard's index, then the inner chunks it points
+    at): with an exact reader the store guarantees it; with a verifying one the
+    first bytes read (the index) are read again afterwards, and the whole read
+    is started again when they changed — also when the mix of versions made
+    the data look corrupt. After :data:`CHANGED_RETRIES` replacements in a row,
+    :class:`~zarrdask.errors.ValueChangedError`."""
+    for _ in range(CHANGED_RETRIES):
+        with store.reader(key) as reader:
+            try:
+                result = read_with(reader)
+            except ValueChangedError:
+                continue
+            except CorruptChunkError:
+                if reader.exact or reader.unchanged():
+                    raise
+                continue  # read from two versions of the value
+            if reader.exact or reader.unchanged():
+                return result
+    raise ValueChangedError(
+        f"{store!r}: key {key!r} was replaced {CHANGED_RETRIES} times while it was being read; "
+        "its index and data could not be read from one version", key=key,
+    )
 
 
 # -- writes -----------------------------------------------------------------
@@ -184,7 +218,10 @@ def write(
         # `..., Ellipsis`: a 0-d selection stays an array (a str scalar has no shape)
         encoded = [update_chunk(codec, None, spec, p, value[(*p.out_selection, Ellipsis)], k)
                    for p, k in zip(group, keys)]
-        _store_encoded(store, keys, encoded)
+        # whole chunks replace what is stored without reading it: ordered only
+        # against this process's read-modify-writes of the same keys
+        with store.locked(keys, across_processes=False):
+            _store_encoded(store, keys, encoded)
 
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
     if all(p.is_complete for p in projections):
@@ -194,18 +231,22 @@ def write(
         return
     # read-modify-write: per batch, every chunk is fetched, decoded and encoded
     # before the first store call, so a corrupt chunk fails the batch and
-    # changes nothing
-    batch = max(1, (256 << 20) // max(spec.nbytes, 1))
+    # changes nothing. The batch's keys are locked from the fetch to the store
+    # call (the chunks read in part across processes too, where the store can:
+    # LocalStore), so concurrent writes to other parts of a chunk are not lost.
+    batch = max(1, min((256 << 20) // max(spec.nbytes, 1), LOCK_BATCH))
     for group in _batches(projections, batch):
         keys = [layout.chunk_key(p.coords) for p in group]
         partial = [i for i, p in enumerate(group) if not p.is_complete]
-        fetched = dict(zip(partial, store.get_many([keys[i] for i in partial])))
+        with store.locked(keys, across_processes=False), store.locked([keys[i] for i in partial]):
+            fetched = dict(zip(partial, store.get_many([keys[i] for i in partial])))
 
-        def work(i: int) -> bytes | memoryview | None:
-            proj = group[i]
-            return update_chunk(codec, fetched.get(i), spec, proj, value[(*proj.out_selection, Ellipsis)], keys[i])
+            def work(i: int) -> bytes | memoryview | None:
+                proj = group[i]
+                return update_chunk(codec, fetched.get(i), spec, proj, value[(*proj.out_selection, Ellipsis)],
+                                    keys[i])
 
-        _store_encoded(store, keys, thread_map(work, range(len(group))))
+            _store_encoded(store, keys, thread_map(work, range(len(group))))
 
 
 def rewrite(

@@ -360,15 +360,18 @@ class Store(ABC):
         do better return an exact reader (see the module documentation)."""
         return VerifyingReader(self, validate_key(key))
 
-    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+    def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         """Hold exclusive locks on ``keys`` for a ``with`` block (read-modify-write).
 
         Keys are locked in sorted order, all of them before the ``with`` body
         runs, so callers locking several keys in one call cannot deadlock each
         other; a thread may lock keys it already holds (re-entrant). The
         locks are in-process (threads), shared by every store object over the
-        same data; ``LocalStore`` also locks across processes. Locks are
-        advisory: they exclude other ``locked`` callers, not plain writes.
+        same data; ``LocalStore`` also locks across processes, unless
+        ``across_processes=False`` (for writes that replace whole values and
+        read nothing, which need to be ordered only against this process's
+        read-modify-writes). Locks are advisory: they exclude other
+        ``locked`` callers, not plain writes.
 
         Raises
         ------
@@ -380,7 +383,7 @@ class Store(ABC):
         names = sorted({validate_key(key) for key in keys})
         if names:
             self._check_writable(names[0])
-        return hold(self._lock_space(), names, self._file_locks())
+        return hold(self._lock_space(), names, self._file_locks() if across_processes else None)
 
     def _lock_space(self) -> Hashable:
         """Where the data lives, for in-process locks: store objects over the

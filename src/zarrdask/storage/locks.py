@@ -118,24 +118,23 @@ def hold(space: Hashable, keys: Sequence[str], files: "FileLocks | None" = None)
     ``keys`` must be validated, sorted and free of duplicates.
     """
     held: list[tuple[tuple[Hashable, str], _Entry]] = []
-    outermost: list[tuple[str, _Entry]] = []
+    # cross-process locks taken by this call: a re-entrant call (the thread
+    # holds the key already) takes one if the outer call did not
+    filed: list[tuple[str, _Entry]] = []
     try:
         for key in keys:
             name = (space, key)
-            entry = _enter(name)
-            held.append((name, entry))
-            if entry.depth == 1:
-                outermost.append((key, entry))
+            held.append((name, _enter(name)))
         if files is not None:
-            for key, entry in outermost:
-                entry.token = files.acquire(key)
+            for (_, key), entry in held:
+                if entry.token is None:
+                    entry.token = files.acquire(key)
+                    filed.append((key, entry))
         yield
     finally:
-        if files is not None:
-            for key, entry in reversed(outermost):
-                if entry.token is not None:
-                    token, entry.token = entry.token, None
-                    files.release(key, token)
+        for key, entry in reversed(filed):
+            token, entry.token = entry.token, None
+            files.release(key, token)  # type: ignore[union-attr]
         for name, entry in reversed(held):
             _leave(name, entry)
 

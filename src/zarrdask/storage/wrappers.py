@@ -147,11 +147,11 @@ class WrapperStore(Store):
     def reader(self, key: str) -> ValueReader:
         return self.store.reader(key)
 
-    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+    def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         keys = [validate_key(key) for key in keys]
         for key in keys[:1]:
             self._check_writable(key)
-        return self.store.locked(self._inner_keys(keys))
+        return self.store.locked(self._inner_keys(keys), across_processes=across_processes)
 
     def _inner_keys(self, keys: list[str]) -> list[str]:
         """The wrapped store's names of ``keys``."""
@@ -511,8 +511,8 @@ class CountingStore(WrapperStore):
 
         return ForwardingReader(self, key, inner, on_read, on_unchanged)
 
-    def locked(self, keys: Iterable[str]) -> ContextManager[None]:
+    def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         keys = list(keys)
         self._add(lock_calls=1)
         self._log("locked %s", self._shown(keys))
-        return super().locked(keys)
+        return super().locked(keys, across_processes=across_processes)
