@@ -342,6 +342,14 @@ def create_array(
         Store chunks equal to the fill value (default: don't, and delete stale ones).
     data
         Values to write after creating the array.
+
+    Notes
+    -----
+    Concurrent writers: creating an array writes its metadata (and with
+    ``data``, its chunks) with no lock; two processes creating the same array
+    race, last writer wins. Writes into an existing array: see
+    :meth:`Array.set_basic_selection <zarrdask.Array.set_basic_selection>` and
+    :ref:`concurrent-writes`.
     """
     if name is not None and path:
         raise TypeError("give the array's location as name= or path=, not both")

@@ -525,10 +525,37 @@ class Array(Node):
 
     # -- writing -------------------------------------------------------------
     def set_basic_selection(self, selection: Any, value: Any) -> None:
+        """Write integers, slices and ``...`` (as numpy basic indexing reads them).
+
+        Notes
+        -----
+        Chunks the selection covers whole are encoded without being read; the
+        others are read, updated and encoded, per batch, before the first store
+        call, so a chunk that cannot be decoded changes nothing.
+
+        Concurrent writers: safe from threads of one process. From several
+        processes, writes that cover only part of a chunk (of a shard, when
+        sharded) are safe on a ``LocalStore`` only; elsewhere give every chunk
+        or shard to one process, as :func:`zarrdask.dask.to_zarr` does. See
+        :ref:`concurrent-writes`.
+        """
         self._check_writable()
         self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        """Write the outer product of per-dimension selections (integer arrays,
+        boolean arrays, slices, integers), as zarr-python's ``oindex``.
+
+        Notes
+        -----
+        As :meth:`set_basic_selection`.
+
+        Concurrent writers: safe from threads of one process. From several
+        processes, writes that cover only part of a chunk (of a shard, when
+        sharded) are safe on a ``LocalStore`` only; elsewhere give every chunk
+        or shard to one process, as :func:`zarrdask.dask.to_zarr` does. See
+        :ref:`concurrent-writes`.
+        """
         self._check_writable()
         self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True), value)
 
@@ -557,6 +584,12 @@ class Array(Node):
         Every chunk touched is read (unless the points cover it completely),
         updated and encoded before the first store call, so a failure changes
         nothing.
+
+        Concurrent writers: safe from threads of one process. From several
+        processes, writes that cover only part of a chunk (of a shard, when
+        sharded) are safe on a ``LocalStore`` only; elsewhere give every chunk
+        or shard to one process, as :func:`zarrdask.dask.to_zarr` does. See
+        :ref:`concurrent-writes`.
         """
         self._check_writable()
         indexer = CoordinateIndexer(selection, self.shape, self._grid_chunks)
@@ -577,6 +610,14 @@ class Array(Node):
         zarrdask.errors.SelectionError
             ``mask`` is not a boolean array of the array's shape, or the value does
             not fit (then nothing is written).
+
+        Notes
+        -----
+        Concurrent writers: safe from threads of one process. From several
+        processes, writes that cover only part of a chunk (of a shard, when
+        sharded) are safe on a ``LocalStore`` only; elsewhere give every chunk
+        or shard to one process, as :func:`zarrdask.dask.to_zarr` does. See
+        :ref:`concurrent-writes`.
         """
         self._check_writable()
         self._write(CoordinateIndexer.from_mask(mask, self.shape, self._grid_chunks), value)
@@ -589,7 +630,16 @@ class Array(Node):
         engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        """``a[...] = value``: the selection is read as :meth:`__getitem__` reads it."""
+        """``a[...] = value``: the selection is read as :meth:`__getitem__` reads it.
+
+        Notes
+        -----
+        Concurrent writers: safe from threads of one process. From several
+        processes, writes that cover only part of a chunk (of a shard, when
+        sharded) are safe on a ``LocalStore`` only; elsewhere give every chunk
+        or shard to one process, as :func:`zarrdask.dask.to_zarr` does. See
+        :ref:`concurrent-writes`.
+        """
         getattr(self, f"set_{selection_kind(selection, self.ndim)}_selection")(selection, value)
 
     def resize(self, *shape: Any) -> None:
@@ -602,6 +652,13 @@ class Array(Node):
         :mod:`zarrdask.core.resize`). Every straddling chunk is re-encoded
         before anything is written, so a chunk that cannot be decoded fails
         the resize with nothing changed.
+
+        Notes
+        -----
+        Not ordered against concurrent writers of this array (in this process
+        or others): resize while nobody else writes. A store failure after the
+        metadata is written can leave cut-off data outside the new shape; see
+        :doc:`/guarantees` ("Resizing").
         """
         from .resize import plan_cut, reset_cut_parts
 
@@ -624,7 +681,14 @@ class Array(Node):
             self._store.delete_many(stale)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Append ``data`` along ``axis``; returns the new shape."""
+        """Append ``data`` along ``axis``; returns the new shape.
+
+        Notes
+        -----
+        A :meth:`resize` followed by a write of the new region: not ordered
+        against concurrent writers of this array; two processes appending to
+        one array at once lose data. See :ref:`concurrent-writes`.
+        """
         self._check_writable()
         data = np.asarray(data)
         if data.ndim != self.ndim:

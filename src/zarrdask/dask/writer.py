@@ -113,6 +113,16 @@ def to_zarr(
     Returns
     -------
     The target :class:`~zarrdask.Array` when ``compute=True``, else the delayed write.
+
+    Notes
+    -----
+    Concurrent writers: this is the safe way to write one array from many
+    threads, processes or machines. Every shard (chunk, when unsharded) is
+    written by exactly one task; only a ``region`` whose edges cut through
+    shards makes the edge tasks read-modify-write, which is safe across
+    processes on a ``LocalStore`` only — keep separate jobs' regions on shard
+    boundaries (``align="error"`` checks the dask blocks, not the region's
+    edges). See :ref:`concurrent-writes`.
     """
     if align not in _ALIGN:
         raise ValueError(f"align must be one of {_ALIGN}, found {align!r}")

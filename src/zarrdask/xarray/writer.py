@@ -139,6 +139,17 @@ def to_zarr(
     -------
     zarrdask.Group or dask.delayed.Delayed
         The group written (``compute=True``), or the pending writes.
+
+    Notes
+    -----
+    Concurrent writers: every shard (chunk, when unsharded) of a dask-backed
+    variable is written by exactly one task, on any scheduler. Separate jobs
+    writing ``region``\ s of one store are safe when the regions' edges fall on
+    shard boundaries (``safe_chunks=True`` refuses edges that do not, in mode
+    ``"r+"``); otherwise the edge shards are read-modify-written, which is
+    safe across processes on a local directory only. Two jobs appending
+    (``append_dim``) to one store at once lose data. See
+    :ref:`concurrent-writes`.
     """
     if mode is None and append_dim is None and region is None and _is_group_object(store):
         mode = "a"  # the variables go into the group given, which exists
