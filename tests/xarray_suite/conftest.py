@@ -29,6 +29,16 @@ import pytest
 #: engine sets ZARRDASK_SUITE_ENGINE=zarr)
 _state = {"redirect": os.environ.get("ZARRDASK_SUITE_ENGINE", "zarrdask") == "zarrdask"}
 
+#: markers xarray's own tests use; xarray registers them in its pyproject.toml, which
+#: its wheel does not ship, so with ``--strict-markers`` (enforced from ``addopts`` by
+#: pytest 8; pytest 9.0 only warns) importing its test modules would fail
+_XARRAY_MARKERS = ("flaky", "skip_if_param", "skip_with_dask_array", "slow_hypothesis")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in _XARRAY_MARKERS:
+        config.addinivalue_line("markers", f"{name}: a marker of xarray's own tests (tests/xarray_suite)")
+
 
 @contextlib.contextmanager
 def zarr_engine_is_zarrdask(on: bool) -> Iterator[None]:
