@@ -4,7 +4,6 @@ script when installed) in a subprocess: exit codes, stdout/stderr, no tracebacks
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,14 +13,14 @@ import pytest
 
 import zarrdask
 
-from ._util import flip, no_traceback
+from ._util import flip, no_traceback, subprocess_env
 
 
 def zd(*args, script: bool = False) -> subprocess.CompletedProcess:
     cmd = [shutil.which("zarrdask")] if script else [sys.executable, "-m", "zarrdask.cli"]
-    env = {k: v for k, v in os.environ.items() if k != "ZARRDASK_DEBUG"}
     return subprocess.run(
-        [*cmd, *map(str, args)], capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL
+        [*cmd, *map(str, args)], capture_output=True, text=True, timeout=120, env=subprocess_env(),
+        stdin=subprocess.DEVNULL,
     )
 
 

@@ -6,20 +6,19 @@ stores they write checked with zarr-python and zarrdask."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import click
 import numpy as np
 import pytest
-import zarr
+zarr = pytest.importorskip("zarr")  # zarr-python, which needs numcodecs >= 0.14
 
 import zarrdask
 from zarrdask import zom
 from zarrdask.cli._workflow import parse_shape
 
-from ._util import no_traceback, run
+from ._util import no_traceback, run, subprocess_env
 
 TEMP = np.arange(40 * 30, dtype="f4").reshape(40, 30)
 COUNTS = np.arange(100, dtype="i8")
@@ -339,9 +338,8 @@ def test_rechunk_usage_errors(v2_tree, tmp_path, args, needle):
 
 # -- as users run them ---------------------------------------------------------------------
 def zd(*args, timeout=120):
-    env = {k: v for k, v in os.environ.items() if k != "ZARRDASK_DEBUG"}
     return subprocess.run([sys.executable, "-m", "zarrdask.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
+                          text=True, timeout=timeout, check=False, env=subprocess_env(), stdin=subprocess.DEVNULL)
 
 
 def test_validate_in_a_subprocess(v2_tree, tmp_path):

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-import zarr
+zarr = pytest.importorskip("zarr")  # zarr-python, which needs numcodecs >= 0.14
 
 import zarrdask
 from zarrdask.errors import MetadataError, NodeNotFoundError

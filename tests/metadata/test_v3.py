@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-import zarr
+zarr = pytest.importorskip("zarr")  # zarr-python, which needs numcodecs >= 0.14
 
 from zarrdask.errors import InvalidKeyError, MetadataError, UnknownDataTypeError
 from zarrdask.metadata import (

@@ -11,7 +11,7 @@ import dask.array as da
 import numpy as np
 import pytest
 import xarray as xr
-import zarr
+zarr = pytest.importorskip("zarr")  # zarr-python, which needs numcodecs >= 0.14
 
 import zarrdask
 from zarrdask.errors import AlignmentWarning, MetadataError
