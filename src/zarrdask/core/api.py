@@ -78,6 +78,36 @@ def _normalize_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
         raise TypeError(f"{name} must be an integer or a sequence of integers, found {shape!r}") from None
 
 
+def _grid_arg(value: Any, name: str) -> tuple:
+    """``chunks`` / ``shards``: a shape, or per-axis chunk sizes (an int or a
+    sequence of edge lengths per axis, as a dask ``chunks`` tuple) for a rectilinear grid."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),)
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, a sequence of integers or a sequence of per-axis "
+                        f"edge lengths, found {value!r}") from None
+    if not any(isinstance(v, (list, tuple, np.ndarray)) for v in items):
+        return _normalize_shape(items, name)
+    from ..chunking.rectilinear import normalize_chunks
+
+    try:
+        return normalize_chunks(items)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected an integer or a sequence of edge lengths per axis, "
+                        f"found {value!r}") from None
+
+
+def _rectilinear_arg(chunks: tuple, shape: tuple[int, ...], name: str, path: str) -> None:
+    """Per-axis edge lengths must cover the shape (overflow is allowed, as the extension allows it)."""
+    for d, (c, n) in enumerate(zip(chunks, shape)):
+        if not isinstance(c, int) and sum(c) < n:
+            raise MetadataError(
+                f"{node_name(path)}: {name}[{d}]: edge lengths {list(c)} sum to {sum(c)}, expected at least "
+                f"the dimension's length {n}")
+
+
 # -- codec arguments ---------------------------------------------------------------
 def _as_list(x: Any) -> list[Any]:
     if x is None:
@@ -152,7 +182,9 @@ def _v3_codecs(
 
         codecs = [ShardingCodec(chunks, CodecChain.from_codecs(codecs, key=key))]
         chunks = shards
-    spec = ChunkSpec(chunks, native, fill_value)
+    from ..metadata.v3 import largest_chunk
+
+    spec = ChunkSpec(largest_chunk(chunks), native, fill_value)
     chain = CodecChain.from_codecs(codecs, key=key, spec=spec)
     chain.validate(spec)
     return chain.evolve(spec).to_json()
@@ -175,6 +207,7 @@ def _array_document(
     chunk_key_encoding: Any,
     dimension_separator: str | None,
     dimension_names: Sequence[str | None] | None,
+    chunk_grid: str = "regular",
 ) -> ArrayMetadataV2 | ArrayMetadataV3:
     if zarr_format == 2:
         from ..codecs.numcodecs_v2 import is_object_codec, numcodecs_from_config
@@ -231,7 +264,7 @@ def _array_document(
         # object = Zarr "bytes", under its registered name (zarr-python 3.1 writes the older
         # "variable_length_bytes" and reads both)
         "data_type": "bytes" if native.kind == "O" else data_type_to_v3(native),
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(shards or chunks)}},
+        "chunk_grid": _grid_json(shards or chunks, chunk_grid),
         "chunk_key_encoding": cke,
         "fill_value": encode_fill_value_v3(fill, native),
         "codecs": _v3_codecs(dtype, native, chunks, shards, fill, filters, serializer, compressors, key),
@@ -240,6 +273,14 @@ def _array_document(
     if dimension_names is not None:
         doc["dimension_names"] = list(dimension_names)
     return ArrayMetadataV3.from_json(doc, key=key)
+
+
+def _grid_json(chunks: tuple, name: str) -> dict[str, Any]:
+    if name == "rectilinear":
+        from ..metadata.v3 import rectilinear_json
+
+        return rectilinear_json(chunks)
+    return {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
 
 
 def _chunk_key_encoding_json(cke: Any) -> dict[str, Any]:
@@ -282,6 +323,7 @@ def create_array(
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool | None = None,
     data: Any = None,
+    chunk_grid: str | None = None,
 ) -> Array:
     """Create an array.
 
@@ -298,9 +340,13 @@ def create_array(
         The array's shape and numpy data type.
     chunks
         The chunk shape (the inner chunk shape when sharded); ``None`` or
-        ``"auto"`` chooses chunks of about 1 MiB.
+        ``"auto"`` chooses chunks of about 1 MiB. v3, unsharded: per-axis chunk
+        sizes (an integer, or a sequence of edge lengths, per axis — a dask
+        ``chunks`` tuple such as ``((31, 28, 31), 180)``) make a rectilinear chunk
+        grid (see ``chunk_grid``).
     shards
-        v3 only: the shard shape, a multiple of ``chunks``. Each shard is one
+        v3 only: the shard shape, a multiple of ``chunks``; or per-axis shard
+        sizes (a rectilinear grid of shards, every edge a multiple of ``chunks``). Each shard is one
         stored object holding its chunks (the ``sharding_indexed`` codec with the
         given filters, serializer and compressors inside and a ``bytes`` +
         ``crc32c`` index at the end). For full control pass a sharding codec as
@@ -342,6 +388,12 @@ def create_array(
         Store chunks equal to the fill value (default: don't, and delete stale ones).
     data
         Values to write after creating the array.
+    chunk_grid
+        v3 only: ``"regular"`` or ``"rectilinear"`` (zarr-extensions
+        ``chunk-grids/rectilinear``; readers older than zarr-python 3.4 cannot open
+        it, see :doc:`/rectilinear`). ``None`` (default): rectilinear exactly when
+        ``chunks`` (or ``shards``) list edge lengths for some axis. Edge lengths
+        must add up to at least the axis length; more is allowed (overflow chunks).
 
     Notes
     -----
@@ -369,18 +421,37 @@ def create_array(
         dtype = normalize_dtype(dtype, data)  # str → StringDType (Zarr string), bytes → object (Zarr bytes)
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunks = guess_chunks(shape, dtype.itemsize)
-    chunks = _normalize_shape(chunks, "chunks")
+    chunks = _grid_arg(chunks, "chunks")
+    if chunk_grid not in (None, "regular", "rectilinear"):
+        raise ValueError(f"chunk_grid must be None, 'regular' or 'rectilinear', found {chunk_grid!r}")
+    from ..chunking.rectilinear import is_regular
+
     if shards is not None:
-        shards = _normalize_shape(shards, "shards")
-        if len(shards) != len(shape) or any(s % c for s, c in zip(shards, chunks)):
+        shards = _grid_arg(shards, "shards")
+        if not is_regular(chunks):
+            raise MetadataError(
+                f"{node_name(path)}: chunks {chunks} are irregular, but inner chunks of shards are one regular "
+                "grid (the sharding_indexed codec has one 'chunk_shape'); give irregular shards= instead")
+        if len(shards) != len(shape) or any(
+                (s % c if isinstance(s, int) else any(e % c for e in s)) for s, c in zip(shards, chunks)):
             raise MetadataError(
                 f"{node_name(path)}: shards {shards} must have the array's {len(shape)} dimensions "
-                f"and be a multiple of chunks {chunks}"
+                f"and be a multiple of chunks {chunks} (every shard edge length, for irregular shards)"
             )
     if len(chunks) != len(shape):
         raise MetadataError(
             f"{node_name(path)}: chunks {chunks} have {len(chunks)} dimensions, shape {shape} has {len(shape)}"
         )
+    grid_chunks = shards if shards is not None else chunks
+    if chunk_grid is None:
+        chunk_grid = "regular" if is_regular(grid_chunks) else "rectilinear"
+    if chunk_grid == "rectilinear":
+        if zarr_format != 3:
+            raise ValueError(f"{node_name(path)}: the rectilinear chunk grid is a Zarr v3 extension; "
+                             "use zarr_format=3 for irregular chunks")
+        _rectilinear_arg(grid_chunks, shape, "shards" if shards is not None else "chunks", path)
+    elif not is_regular(grid_chunks):
+        raise ValueError(f"{node_name(path)}: irregular chunks {grid_chunks} need chunk_grid='rectilinear'")
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', found {order!r}")
     attributes = dict(attributes or {})
@@ -400,6 +471,7 @@ def create_array(
         chunk_key_encoding=chunk_key_encoding,
         dimension_separator=dimension_separator,
         dimension_names=dimension_names,
+        chunk_grid=chunk_grid,
     )
     # building the Array builds and checks the codecs: a bad configuration fails before anything is written
     array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks)

@@ -18,17 +18,27 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import config
-from ..chunking import ChunkKeyEncoding, RegularGrid
+from ..chunking import ChunkKeyEncoding, RectilinearGrid, dask_chunks, grid_for, is_regular
+from ..chunking.rectilinear import grow_edges
 from ..codecs.abc import ArrayBytesCodec
 from ..errors import SelectionError
 from ..indexing import CoordinateIndexer, Indexer, selection_kind
 from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
+from ..metadata.v3 import largest_chunk
 from ..metadata.dtypes import default_fill_value, vlen_dtype_v2, vlen_fill_value_v2
 from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
 from .nodes import ZARRAY, Node, NodeDocs, key_of
+
+
+def _distinct_shapes(chunks: tuple) -> list[tuple[int, ...]]:
+    """Chunk shapes that between them use every distinct edge length of every
+    axis (a codec's checks of a chunk shape are per axis: sharding's divisibility)."""
+    per_axis = [sorted({c}) if isinstance(c, int) else sorted(set(c)) or [1] for c in chunks]
+    n = max((len(p) for p in per_axis), default=1)
+    return [tuple(p[min(i, len(p) - 1)] for p in per_axis) for i in range(n)] or [()]
 
 
 class _Accessor:
@@ -120,10 +130,36 @@ class Array(Node):
         return self.size * self.dtype.itemsize
 
     @property
-    def _grid_chunks(self) -> tuple[int, ...]:
-        """The shape of the stored units: chunks, or shards when sharded."""
+    def _grid_chunks(self) -> tuple:
+        """The shape of the stored units: chunks, or shards when sharded (for a
+        rectilinear grid one entry per axis: an ``int`` or a tuple of edge lengths)."""
         m = self._metadata
         return tuple(m.chunks) if isinstance(m, ArrayMetadataV2) else tuple(m.chunk_shape)
+
+    @property
+    def chunk_grid(self) -> str:
+        """``"regular"`` or ``"rectilinear"`` (zarr-extensions ``chunk-grids/rectilinear``)."""
+        m = self._metadata
+        return "regular" if isinstance(m, ArrayMetadataV2) else m.chunk_grid_name
+
+    @property
+    def _grid(self) -> Any:
+        return grid_for(self.shape, self._grid_chunks)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """The extent of every stored unit (shard when sharded, else chunk) along
+        each axis, clipped to the shape: a dask ``chunks`` tuple (zarr-python 3.4's name)."""
+        return dask_chunks(self.shape, self._grid_chunks)
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """The extent of every chunk (inner chunk when sharded) along each axis,
+        clipped to the shape (zarr-python 3.4's name)."""
+        sharding = self._sharding
+        if sharding is None:
+            return self.write_chunk_sizes
+        return dask_chunks(self.shape, sharding.chunk_shape)
 
     @property
     def _sharding(self) -> Any:
@@ -134,15 +170,25 @@ class Array(Node):
         return None
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """The chunk shape (the inner chunk shape for sharded arrays)."""
+    def chunks(self) -> tuple:
+        """The chunk shape (the inner chunk shape for sharded arrays).
+
+        For an unsharded array with a rectilinear chunk grid: the chunk sizes
+        along each axis clipped to the shape, a dask ``chunks`` tuple (as
+        :attr:`read_chunk_sizes`; zarr-python 3.4 raises here instead).
+        """
         sharding = self._sharding
-        return sharding.chunk_shape if sharding is not None else self._grid_chunks
+        if sharding is not None:
+            return sharding.chunk_shape
+        return self._grid_chunks if is_regular(self._grid_chunks) else self.write_chunk_sizes
 
     @property
-    def shards(self) -> tuple[int, ...] | None:
-        """The shard shape, or ``None`` when the array is not sharded."""
-        return self._grid_chunks if self._sharding is not None else None
+    def shards(self) -> tuple | None:
+        """The shard shape, or ``None`` when the array is not sharded (for a
+        rectilinear grid of shards, their sizes per axis as a dask ``chunks`` tuple)."""
+        if self._sharding is None:
+            return None
+        return self._grid_chunks if is_regular(self._grid_chunks) else self.write_chunk_sizes
 
     @property
     def fill_value(self) -> Any:
@@ -219,13 +265,14 @@ class Array(Node):
         v2 = isinstance(m, ArrayMetadataV2)
         key = key_of(self._path, ".zarray" if v2 else "zarr.json")
         # (v2: an object dtype needs an object codec as the first filter)
-        spec = ChunkSpec(self._grid_chunks, self.dtype, None if v2 else self._fill_for_read, self.order)
+        spec = ChunkSpec(largest_chunk(self._grid_chunks), self.dtype, None if v2 else self._fill_for_read, self.order)
         try:
             if v2:
                 chain = v2_chain(m.filters, m.compressor, key=key)
             else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
                 chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key, spec=spec)
-            chain.validate(spec)
+            for shape in _distinct_shapes(self._grid_chunks):  # rectilinear: every edge length per axis
+                chain.validate(spec.with_shape(shape))
         except (CodecError, MetadataError) as e:  # name the document (a codec's own check cannot)
             if key in str(e):
                 raise
@@ -264,17 +311,18 @@ class Array(Node):
     @property
     def nchunks(self) -> int:
         """The number of chunks (inner chunks, for sharded arrays)."""
-        return RegularGrid(self.shape, self.chunks).nchunks
+        sharding = self._sharding  # (shard edges are multiples of the inner chunks: one regular grid)
+        return grid_for(self.shape, sharding.chunk_shape if sharding is not None else self._grid_chunks).nchunks
 
     @property
     def nshards(self) -> int | None:
         """The number of shards, or ``None`` when the array is not sharded."""
-        return RegularGrid(self.shape, self._grid_chunks).nchunks if self.shards else None
+        return self._grid.nchunks if self.shards else None
 
     def _stored_keys(self) -> list[str]:
         """The keys of the stored chunks (shards, when sharded) inside the grid."""
         layout = self._layout
-        grid = RegularGrid(self.shape, self._grid_chunks).grid_shape
+        grid = self._grid.grid_shape
         keys = []
         for key in self._store.list_prefix(layout.prefix):
             coords = layout.key_encoding.decode(key[len(layout.prefix):])
@@ -296,15 +344,19 @@ class Array(Node):
         if sharding is None:
             return len(keys)
         layout = self._layout
-        spec = layout.chunk_spec
+        spec0 = layout.chunk_spec
         prefix = len(layout.prefix)
+        grid = RectilinearGrid(self.shape, self._grid_chunks)
 
         def count(key: str) -> int:
             # only inner chunks overlapping the array count (the index may list others)
             shard = layout.key_encoding.decode(key[prefix:]) or ()
-            inside = np.ones(tuple(s // c for s, c in zip(self._grid_chunks, self.chunks)), dtype=bool)
-            for d, (i, s, c, n) in enumerate(zip(shard, self._grid_chunks, self.chunks, self.shape)):
-                starts = i * s + np.arange(inside.shape[d]) * c
+            shard_shape = grid.chunk_shape_at(shard)
+            spec = layout.spec_at(spec0, shard)
+            region = grid.chunk_region(shard)
+            inside = np.ones(tuple(s // c for s, c in zip(shard_shape, self.chunks)), dtype=bool)
+            for d, (r, c, n) in enumerate(zip(region, self.chunks, self.shape)):
+                starts = r.start + np.arange(inside.shape[d]) * c
                 inside &= (starts < n).reshape([-1 if k == d else 1 for k in range(inside.ndim)])
             return sharding.count_chunks(engine.KeyReader(self._store, key), spec, key, inside)
 
@@ -495,6 +547,11 @@ class Array(Node):
             raise TypeError(f"array {self.name!r}: to_arrow() reads strings or bytes, the dtype is {self.dtype}")
         data_type = "string" if self.dtype.kind == "T" else "bytes"
         codec, grid = self._codec, self._grid_chunks
+        if not is_regular(grid):
+            grid = largest_chunk(grid)  # (not zero-copy below: the first axis is not the shape's)
+            zero_copy_ok = False
+        else:
+            zero_copy_ok = True
         typ = arrow_type(data_type, arrow_offset_type(codec))  # ImportError saying so without pyarrow
         import pyarrow as pa
 
@@ -503,7 +560,8 @@ class Array(Node):
             raise SelectionError(f"array {self.name!r}: to_arrow() takes slices with step 1, found {selection!r}")
         spec = ChunkSpec(grid, self.dtype, self._fill_for_read, self.order)
         whole_rows = all(d.start == 0 and d.stop == n for d, n in zip(dims[1:], self.shape[1:]))
-        if not (self.ndim and whole_rows and tuple(grid[1:]) == self.shape[1:] and supports_zero_copy(codec, spec)):
+        if not (zero_copy_ok and self.ndim and whole_rows and tuple(grid[1:]) == self.shape[1:]
+                and supports_zero_copy(codec, spec)):
             values = np.asarray(self.get_basic_selection(tuple(dims))).reshape(-1)
             return pa.chunked_array([pa.array(values.tolist(), type=typ)], type=typ)
         start, stop = dims[0].start, dims[0].stop
@@ -671,7 +729,11 @@ class Array(Node):
             )
         if any(s < 0 for s in new_shape):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
-        metadata = replace(self._metadata, shape=new_shape)
+        if self.chunk_grid == "rectilinear":  # edges that no longer cover an axis get one more edge
+            metadata = replace(self._metadata, shape=new_shape,
+                               chunk_shape=grow_edges(self._grid_chunks, self.shape, new_shape))
+        else:
+            metadata = replace(self._metadata, shape=new_shape)
         stale, straddling = plan_cut(self._store, self._layout, self.shape, new_shape, self.name)
         rewritten = reset_cut_parts(self._store, self._layout, straddling, new_shape,
                                     write_empty_chunks=self.write_empty_chunks)
@@ -759,6 +821,7 @@ class ArrayInfo:
             "Zarr format": a.zarr_format,
             "Data type": str(a.dtype),
             "Shape": a.shape,
+            **({"Chunk grid": a.chunk_grid} if a.chunk_grid != "regular" else {}),
             "Chunk shape": a.chunks,
             "Shard shape": a.shards,
             "Order": a.order,

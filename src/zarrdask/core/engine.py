@@ -21,12 +21,14 @@ encoded changes nothing that is stored.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from .._pool import thread_map
 from ..chunking import ChunkKeyEncoding
+from ..chunking.rectilinear import RectilinearGrid, is_regular
 from ..codecs._buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, is_fill, update_chunk
 from ..codecs.vlen import coerce_vlen
@@ -53,7 +55,9 @@ class ChunkLayout:
 
     prefix: str  # "" or "path/"
     shape: tuple[int, ...]
-    chunk_shape: tuple[int, ...]
+    #: the chunk (shard) shape; for a rectilinear grid one entry per axis, an
+    #: ``int`` or a tuple of chunk edge lengths
+    chunk_shape: tuple
     dtype: np.dtype
     fill_value: Any  # never None: v2's null fill reads as the type's zero
     codec: ArrayBytesCodec
@@ -65,7 +69,22 @@ class ChunkLayout:
 
     @property
     def chunk_spec(self) -> ChunkSpec:
-        return ChunkSpec(self.chunk_shape, self.dtype, self.fill_value, self.order)
+        """The chunks' spec (rectilinear grids: of the largest chunk, for sizing batches)."""
+        if self.regular:
+            return ChunkSpec(self.chunk_shape, self.dtype, self.fill_value, self.order)
+        return ChunkSpec(self._grid.largest_chunk(), self.dtype, self.fill_value, self.order)
+
+    @cached_property
+    def regular(self) -> bool:
+        return is_regular(self.chunk_shape)
+
+    @cached_property
+    def _grid(self) -> RectilinearGrid:
+        return RectilinearGrid(self.shape, self.chunk_shape)
+
+    def spec_at(self, spec: ChunkSpec, coords: tuple[int, ...]) -> ChunkSpec:
+        """``spec`` for the chunk at ``coords`` (its own shape on a rectilinear grid)."""
+        return spec if self.regular else spec.with_shape(self._grid.chunk_shape_at(coords))
 
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.prefix + self.key_encoding.encode(coords)
@@ -73,7 +92,7 @@ class ChunkLayout:
 
 
 # -- reads ------------------------------------------------------------------
-def _out_view(out: np.ndarray, proj: ChunkProjection, layout: ChunkLayout) -> np.ndarray | None:
+def _out_view(out: np.ndarray, proj: ChunkProjection, shape: tuple[int, ...]) -> np.ndarray | None:
     """The view of ``out`` a whole chunk can be decoded into, if there is one
     (not for edge chunks, dropped axes or strided selections)."""
     if not proj.is_complete or proj.pre_selection is not None:
@@ -81,7 +100,7 @@ def _out_view(out: np.ndarray, proj: ChunkProjection, layout: ChunkLayout) -> np
     if any(not isinstance(s, slice) or s.step not in (None, 1) for s in proj.out_selection):
         return None
     view = out[(*proj.out_selection, Ellipsis)]  # a view even for 0-d arrays
-    return view if view.shape == layout.chunk_shape else None
+    return view if view.shape == shape else None
 
 
 class KeyReader(RangeReader):
@@ -109,20 +128,21 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     if not projections:
         return out
     keys = [layout.chunk_key(p.coords) for p in projections]
-    spec = layout.chunk_spec
+    spec = spec0 = layout.chunk_spec
     codec = layout.codec
     in_part = codec.supports_partial_decode
     decode_into = getattr(codec, "decode_into", None)
 
     def decode(i: int, data: Any) -> None:
         proj, key = projections[i], keys[i]
+        spec = layout.spec_at(spec0, proj.coords)
         if data is None:
             out[proj.out_selection] = layout.fill_value
             return
         if decode_into is None:
             out[proj.out_selection] = proj.select(codec.decode(data, spec, key))
             return
-        view = _out_view(out, proj, layout)
+        view = _out_view(out, proj, spec.shape)
         if view is not None:
             decode_into(data, spec, view, key)
             return
@@ -132,6 +152,7 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
 
     def read_part(i: int) -> None:
         proj, key = projections[i], keys[i]
+        spec = layout.spec_at(spec0, proj.coords)
         part = read_consistently(store, key, lambda reader: codec.decode_partial(reader, spec, proj, key))
         out[proj.out_selection] = layout.fill_value if part is None else part
 
@@ -216,7 +237,7 @@ def write(
     def store_group(group: Sequence[ChunkProjection]) -> None:
         keys = [layout.chunk_key(p.coords) for p in group]
         # `..., Ellipsis`: a 0-d selection stays an array (a str scalar has no shape)
-        encoded = [update_chunk(codec, None, spec, p, value[(*p.out_selection, Ellipsis)], k)
+        encoded = [update_chunk(codec, None, layout.spec_at(spec, p.coords), p, value[(*p.out_selection, Ellipsis)], k)
                    for p, k in zip(group, keys)]
         # whole chunks replace what is stored without reading it: ordered only
         # against this process's read-modify-writes of the same keys
@@ -243,8 +264,8 @@ def write(
 
             def work(i: int) -> bytes | memoryview | None:
                 proj = group[i]
-                return update_chunk(codec, fetched.get(i), spec, proj, value[(*proj.out_selection, Ellipsis)],
-                                    keys[i])
+                return update_chunk(codec, fetched.get(i), layout.spec_at(spec, proj.coords), proj,
+                                    value[(*proj.out_selection, Ellipsis)], keys[i])
 
             _store_encoded(store, keys, thread_map(work, range(len(group))))
 
@@ -267,13 +288,14 @@ def rewrite(
 
     def work(item: tuple[tuple[int, ...], str, Any]) -> bytes | memoryview | None:
         c, key, data = item
-        chunk = layout.codec.decode(data, spec, key)
+        spec_c = layout.spec_at(spec, c)
+        chunk = layout.codec.decode(data, spec_c, key)
         if not chunk.flags.writeable:
             chunk = chunk.copy(order="K")
         edit(c, chunk)
         if not spec.write_empty and is_fill(chunk, spec.fill_value):
             return None
-        return layout.codec.encode(chunk, spec)
+        return layout.codec.encode(chunk, spec_c)
 
     return dict(zip((k for _, k, _ in found), thread_map(work, found)))
 

@@ -26,7 +26,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..chunking import RegularGrid
+from ..chunking import grid_for
+from ..chunking.rectilinear import Axis
 from ..errors import StoreError
 from ..storage.abc import Store
 from . import engine
@@ -42,16 +43,20 @@ _UNLISTABLE_LIMIT = 1 << 24
 class Cut:
     """What a new shape cuts: stale chunk keys and straddling chunk coordinates."""
 
-    def __init__(self, old_shape: tuple[int, ...], new_shape: tuple[int, ...], chunks: tuple[int, ...]) -> None:
-        self.old_grid = RegularGrid(old_shape, chunks).grid_shape
-        self.new_grid = RegularGrid(new_shape, chunks).grid_shape
+    def __init__(self, old_shape: tuple[int, ...], new_shape: tuple[int, ...], chunks: tuple) -> None:
+        # (rectilinear grids: growing past the edges adds edges, so old chunks never move)
+        self.old_grid = grid_for(old_shape, chunks).grid_shape
+        self.new_grid = grid_for(new_shape, chunks).grid_shape
         self.kept = tuple(min(o, n) for o, n in zip(self.old_grid, self.new_grid))
         # dimension -> grid index of the chunk the new edge cuts (only for shrunk, unaligned edges)
-        self.edges = {
-            d: n // c
-            for d, (o, n, c) in enumerate(zip(old_shape, new_shape, chunks))
-            if n < o and n % c
-        }
+        self.edges = {}
+        for d, (o, n, c) in enumerate(zip(old_shape, new_shape, chunks)):
+            if n >= o:
+                continue
+            ax = Axis(c, o)
+            k = ax.chunk_of(n)
+            if ax.start(k) != n:
+                self.edges[d] = k
 
     def stale_count(self) -> int:
         return math.prod(self.old_grid) - math.prod(self.kept)
@@ -123,12 +128,12 @@ def reset_cut_parts(
     """The straddling chunks re-encoded with their part outside ``new_shape``
     set to the fill value (``None``: the chunk is now all fill value). Nothing
     is stored; chunks that are not stored are left out."""
-    chunks = layout.chunk_shape
+    axes = [Axis(c, n) for c, n in zip(layout.chunk_shape, new_shape)]
 
     def reset(coords: tuple[int, ...], chunk: np.ndarray) -> None:
-        for d, (i, c, n) in enumerate(zip(coords, chunks, new_shape)):
-            local = n - i * c
-            if 0 <= local < c:
+        for d, (i, ax, n) in enumerate(zip(coords, axes, new_shape)):
+            local = n - ax.start(i)
+            if 0 <= local < ax.size(i):
                 chunk[(slice(None),) * d + (slice(local, None),)] = layout.fill_value
 
     return engine.rewrite(store, layout, straddling, reset, write_empty_chunks=write_empty_chunks)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._pool import thread_map
-from ..chunking import RegularGrid
+from ..chunking import grid_for
 from ..codecs.abc import ChunkSpec
 from ..codecs.chain import CodecChain
 from ..codecs.sharding import ShardingCodec
@@ -160,7 +160,7 @@ def stored_chunk_keys(array: Array) -> list[str]:
     if array.store.listable:
         return sorted(array._stored_keys())
     layout = array._layout
-    return [layout.chunk_key(c) for c in RegularGrid(array.shape, array._grid_chunks).all_chunk_coords()]
+    return [layout.chunk_key(c) for c in grid_for(array.shape, array._grid_chunks).all_chunk_coords()]
 
 
 # -- decoding one stored value ----------------------------------------------------
@@ -260,7 +260,11 @@ def verify_keys(array: Array, keys: Sequence[str]) -> tuple[list[Problem], int]:
         data = values[i]
         if data is None:
             return []
-        return _check_value(layout.codec, data, spec, path, keys[i])
+        spec_i = spec
+        if not layout.regular:  # a rectilinear grid: the chunk's own shape
+            coords = layout.key_encoding.decode(keys[i][len(layout.prefix):])
+            spec_i = layout.spec_at(spec, coords) if coords is not None else spec
+        return _check_value(layout.codec, data, spec_i, path, keys[i])
 
     problems = [p for found in thread_map(check, range(len(keys))) for p in found]
     return problems, sum(v is not None for v in values)

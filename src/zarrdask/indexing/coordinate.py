@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..chunking.rectilinear import Axis, is_regular
 from ..errors import SelectionError
 from .orthogonal import ChunkProjection, check_index_array
 
@@ -233,8 +234,17 @@ class CoordinateIndexer:
         self._runs: list[tuple[int, int]] = []  # each chunk's points: [start, stop) after grouping
         if n == 0:
             return
-        grid = tuple(-(-s // c) for s, c in zip(shape, chunk_shape))
-        split = [np.divmod(p, c) for p, c in zip(points, chunk_shape)]
+        if is_regular(chunk_shape):
+            grid = tuple(-(-s // c) for s, c in zip(shape, chunk_shape))
+            split = [np.divmod(p, c) for p, c in zip(points, chunk_shape)]
+        else:  # rectilinear: each axis's chunk boundaries looked up
+            axes = [Axis(c, s) for c, s in zip(chunk_shape, shape)]
+            self._axes = axes
+            grid = tuple(a.nchunks for a in axes)
+            split = []
+            for p, a in zip(points, axes):
+                q = a.chunks_of(p)
+                split.append((q, p - a.starts(q)))
         chunk_idx = [q for q, _ in split]
         order, starts = _group_by_chunk(chunk_idx, grid)
         self._runs = list(zip(starts.tolist(), starts[1:].tolist() + [n]))
@@ -256,7 +266,10 @@ class CoordinateIndexer:
 
     def _is_complete(self, coords: tuple[int, ...], within: tuple[np.ndarray, ...]) -> bool:
         """The points are every element of the chunk (within the array) once, in C order."""
-        region = tuple(min(c, n - i * c) for i, c, n in zip(coords, self.chunk_shape, self.shape))
+        if is_regular(self.chunk_shape):
+            region = tuple(min(c, n - i * c) for i, c, n in zip(coords, self.chunk_shape, self.shape))
+        else:
+            region = tuple(a.clipped(i) for i, a in zip(coords, self._axes))
         if len(within[0]) != math.prod(region):
             return False
         return bool((np.ravel_multi_index(within, region) == np.arange(len(within[0]))).all())

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Protocol, Sequence, Union
 
 import numpy as np
 
+from ..chunking.rectilinear import Axis, is_regular
 from ..errors import BoundsCheckError, SelectionError
 
 DimSel = Union[int, slice, np.ndarray]
@@ -115,7 +116,9 @@ class _DimProjection:
     out_len: int | None  # None: the axis is dropped
 
 
-def _project_dim(sel: DimSel, chunk: int) -> _DimProjection:
+def _project_dim(sel: DimSel, chunk: Any) -> _DimProjection:
+    if isinstance(chunk, Axis):  # a rectilinear axis with explicit edges
+        return _project_dim_edges(sel, chunk)
     if isinstance(sel, int):
         return _DimProjection([(sel // chunk, sel % chunk, None)], None)
     if isinstance(sel, slice):
@@ -150,6 +153,50 @@ def _project_dim(sel: DimSel, chunk: int) -> _DimProjection:
     for a, b in zip(starts.tolist(), stops.tolist()):
         c = int(chunk_ids[a])
         within = sorted_arr[a:b] - c * chunk
+        out = slice(a, b) if ordered else order[a:b]
+        if b - a > 1 and within[-1] - within[0] == b - a - 1 and np.all(np.diff(within) == 1):
+            within = slice(int(within[0]), int(within[-1]) + 1)
+        parts.append((c, within, out))
+    return _DimProjection(parts, n)
+
+
+def _project_dim_edges(sel: DimSel, ax: Axis) -> _DimProjection:
+    """:func:`_project_dim` for an axis with explicit chunk edges."""
+    if isinstance(sel, int):
+        c = ax.chunk_of(sel)
+        return _DimProjection([(c, sel - ax.start(c), None)], None)
+    if isinstance(sel, slice):
+        start, stop, step = sel.start, sel.stop, sel.step
+        n = len(range(start, stop, step))
+        parts = []
+        if n:
+            last = start + (n - 1) * step
+            for c in range(ax.chunk_of(start), ax.chunk_of(last) + 1):
+                c0 = ax.start(c)
+                c1 = c0 + ax.size(c)
+                first = start if start >= c0 else start + -(-(c0 - start) // step) * step
+                if first >= c1 or first > last:
+                    continue
+                end = min(c1, last + 1)
+                k0 = (first - start) // step
+                k = len(range(first, end, step))
+                parts.append((c, slice(first - c0, end - c0, step), slice(k0, k0 + k)))
+        return _DimProjection(parts, n)
+    arr = sel
+    n = len(arr)
+    if n == 0:
+        return _DimProjection([], 0)
+    ordered = bool(np.all(arr[1:] >= arr[:-1]))
+    order = None if ordered else np.argsort(arr, kind="stable")
+    sorted_arr = arr if ordered else arr[order]
+    chunk_ids = ax.chunks_of(sorted_arr)
+    bounds = np.flatnonzero(np.diff(chunk_ids)) + 1
+    starts = np.concatenate(([0], bounds))
+    stops = np.concatenate((bounds, [n]))
+    parts = []
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        c = int(chunk_ids[a])
+        within = sorted_arr[a:b] - ax.start(c)
         out = slice(a, b) if ordered else order[a:b]
         if b - a > 1 and within[-1] - within[0] == b - a - 1 and np.all(np.diff(within) == 1):
             within = slice(int(within[0]), int(within[-1]) + 1)
@@ -222,7 +269,9 @@ def _as_index(parts: Sequence[DimSel]) -> tuple:
 
 
 class Indexer:
-    """A normalised selection over an array with a regular chunk grid."""
+    """A normalised selection over an array's chunk grid: ``chunk_shape`` is a
+    regular chunk shape, or per-axis chunks of a rectilinear grid (an ``int`` or
+    a tuple of edge lengths per axis)."""
 
     def __init__(
         self,
@@ -235,7 +284,11 @@ class Indexer:
         self.shape = shape
         self.chunk_shape = chunk_shape
         self.dims = normalize_selection(selection, shape, allow_arrays=allow_arrays)
-        self._proj = [_project_dim(s, c) for s, c in zip(self.dims, chunk_shape)]
+        self._regular = is_regular(chunk_shape)
+        axes = chunk_shape if self._regular else [c if isinstance(c, int) else Axis(c, n)
+                                                   for c, n in zip(chunk_shape, shape)]
+        self._axes = axes
+        self._proj = [_project_dim(s, c) for s, c in zip(self.dims, axes)]
         self.out_shape: tuple[int, ...] = tuple(p.out_len for p in self._proj if p.out_len is not None)
 
     @property
@@ -251,8 +304,8 @@ class Indexer:
                 isinstance(s, slice)
                 and (s.step in (None, 1))
                 and s.start == 0
-                and s.stop >= min(c, n - i * c)
-                for s, i, c, n in zip(chunk_sel, coords, self.chunk_shape, self.shape)
+                and s.stop >= (c.clipped(i) if isinstance(c, Axis) else min(c, n - i * c))
+                for s, i, c, n in zip(chunk_sel, coords, self._axes, self.shape)
             )
             dims = tuple(chunk_sel)
             pre = None

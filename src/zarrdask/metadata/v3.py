@@ -48,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import InvalidKeyError, MetadataError
-from ._common import _MISSING, _err, _is_int, _require_dict
+from ._common import _MISSING, _Text, _err, _is_int, _require_dict
 from .dtypes import (
     _parse_v3,
     data_type_to_v3,
@@ -57,7 +57,7 @@ from .dtypes import (
     fill_values_equal,
     normalize_fill_value,
 )
-from .limits import check_chunk_bytes, parse_shape
+from .limits import MAX_EXTENT, MAX_RANK, check_chunk_bytes, parse_shape
 
 __all__ = [
     "ArrayMetadataV3",
@@ -65,6 +65,8 @@ __all__ = [
     "ChunkKeyEncodingSpec",
     "InvalidNodeNameError",
     "validate_node_name",
+    "largest_chunk",
+    "rectilinear_json",
 ]
 
 _ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
@@ -168,8 +170,13 @@ class ChunkKeyEncodingSpec:
 
 
 
-def _parse_chunk_grid(value: Any, key: str) -> tuple[int, ...]:
-    _, conf = _extension_object(value, key, "chunk_grid", ("regular",), allow_optional=False)
+def _parse_chunk_grid(value: Any, key: str) -> tuple[str, tuple]:
+    """``(grid name, chunks)``: ``"regular"`` with the chunk shape, or ``"rectilinear"``
+    with one entry per axis, an ``int`` (a regular step) or a tuple of edge lengths
+    (run-length pairs expanded)."""
+    name, conf = _extension_object(value, key, "chunk_grid", ("regular", "rectilinear"), allow_optional=False)
+    if name == "rectilinear":
+        return name, _parse_rectilinear(conf, key)
     if conf is None or "chunk_shape" not in conf:
         raise _err(key, "chunk_grid.configuration.chunk_shape", _MISSING,
                    "a list of positive integers (regular chunk grid)")
@@ -178,7 +185,116 @@ def _parse_chunk_grid(value: Any, key: str) -> tuple[int, ...]:
         raise _err(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
     if not isinstance(conf["chunk_shape"], list):
         raise _err(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"], "a list of positive integers")
-    return parse_shape(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
+    return name, parse_shape(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
+
+
+_RECT = "chunk_grid.configuration.chunk_shapes"
+#: at most this many chunk edges per axis once run-length pairs are expanded
+MAX_EDGES = 1 << 24
+
+
+def _edge(v: Any, key: str, field: str) -> int:
+    if not (_is_int(v) or isinstance(v, np.integer)) or not 1 <= v <= MAX_EXTENT:
+        raise _err(key, field, v, "a positive integer (an edge length, zarr-extensions chunk-grids/rectilinear)")
+    return int(v)
+
+
+def _parse_rectilinear(conf: dict | None, key: str) -> tuple:
+    """The ``rectilinear`` grid's configuration (zarr-extensions ``chunk-grids/rectilinear``)."""
+    if conf is None:
+        raise _err(key, "chunk_grid.configuration", _MISSING, 'an object {"kind": "inline", "chunk_shapes": [...]}')
+    extra = set(conf) - {"kind", "chunk_shapes"}
+    if extra:
+        raise _err(key, "chunk_grid.configuration", conf, f'only "kind" and "chunk_shapes" (unknown keys {sorted(extra)})')
+    if conf.get("kind", _MISSING) != "inline":
+        raise _err(key, "chunk_grid.configuration.kind", conf.get("kind", _MISSING),
+                   '"inline" (the only kind of the rectilinear chunk grid)')
+    shapes = conf.get("chunk_shapes", _MISSING)
+    if not isinstance(shapes, list):
+        raise _err(key, _RECT, shapes, "a list with one entry per dimension (an edge length or a list of them)")
+    if len(shapes) > MAX_RANK:
+        raise _err(key, _RECT, shapes, f"at most {MAX_RANK} dimensions")
+    axes: list[Any] = []
+    for d, axis in enumerate(shapes):
+        field_d = f"{_RECT}[{d}]"
+        if not isinstance(axis, list):
+            axes.append(_edge(axis, key, field_d))
+            continue
+        edges: list[int] = []
+        for i, item in enumerate(axis):
+            if isinstance(item, list):
+                if len(item) != 2:
+                    raise _err(key, f"{field_d}[{i}]", item,
+                               "an edge length or a run-length pair [edge length, count]")
+                v = _edge(item[0], key, f"{field_d}[{i}][0]")
+                n = item[1]
+                if not _is_int(n) or n < 1:
+                    raise _err(key, f"{field_d}[{i}][1]", n, "a positive integer (a repeat count)")
+                if len(edges) + n > MAX_EDGES:
+                    raise _err(key, field_d, _Text(f"more than {MAX_EDGES} edges"),
+                               f"at most {MAX_EDGES} chunk edges per dimension")
+                edges.extend([v] * n)
+            else:
+                edges.append(_edge(item, key, f"{field_d}[{i}]"))
+        axes.append(tuple(edges))
+    return tuple(axes)
+
+
+def _rectilinear_chunks(value: Any, key: str) -> tuple:
+    """Per-axis chunks given in code: an int, or a sequence of edge lengths."""
+    if not isinstance(value, (list, tuple)):
+        raise _err(key, _RECT, value, "a list with one entry per dimension (an edge length or a list of them)")
+    if len(value) > MAX_RANK:
+        raise _err(key, _RECT, value, f"at most {MAX_RANK} dimensions")
+    out: list[Any] = []
+    for d, axis in enumerate(value):
+        if isinstance(axis, (list, tuple, np.ndarray)):
+            if len(axis) > MAX_EDGES:
+                raise _err(key, f"{_RECT}[{d}]", _Text(f"{len(axis)} edges"), f"at most {MAX_EDGES} edges")
+            out.append(tuple(_edge(v, key, f"{_RECT}[{d}][{i}]") for i, v in enumerate(axis)))
+        else:
+            out.append(_edge(axis, key, f"{_RECT}[{d}]"))
+    return tuple(out)
+
+
+def largest_chunk(chunks: tuple) -> tuple[int, ...]:
+    """The largest edge along each axis (the chunk shape for a regular grid)."""
+    return tuple(c if isinstance(c, int) else max(c) for c in chunks)
+
+
+def _grid_text(chunks: tuple) -> Any:
+    return _Text(str([c if isinstance(c, int) else list(c) for c in chunks]))
+
+
+def encode_edges(axis: int | tuple[int, ...]) -> int | list:
+    """One axis of ``chunk_shapes`` as zarr-python 3.4 writes it: an integer stays an
+    integer; in a list, runs of two or more equal edges become ``[edge, count]``."""
+    if isinstance(axis, int):
+        return axis
+    out: list = []
+    i = 0
+    while i < len(axis):
+        j = i
+        while j < len(axis) and axis[j] == axis[i]:
+            j += 1
+        out.append([axis[i], j - i] if j - i > 1 else axis[i])
+        i = j
+    return out
+
+
+def rectilinear_json(chunks: tuple) -> dict:
+    """The canonical ``rectilinear`` chunk grid object for per-axis ``chunks``."""
+    return {"name": "rectilinear",
+            "configuration": {"kind": "inline", "chunk_shapes": [encode_edges(a) for a in chunks]}}
+
+
+def _check_coverage(chunks: tuple, shape: tuple[int, ...], key: str) -> None:
+    """Every explicit edge list must reach the end of its axis (overflow is allowed)."""
+    for d, (axis, n) in enumerate(zip(chunks, shape)):
+        if not isinstance(axis, int) and sum(axis) < n:
+            raise _err(key, f"{_RECT}[{d}]", list(axis),
+                       f"edge lengths summing to at least the dimension's length {n} (they sum to {sum(axis)}; "
+                       "zarr-extensions chunk-grids/rectilinear)")
 
 
 def _codec_name(value: dict | str) -> str:
@@ -219,6 +335,12 @@ class ArrayMetadataV3:
     ``data_type`` is a native-byte-order numpy dtype, ``fill_value`` the decoded
     scalar, ``codecs`` the raw codec JSON (objects or short-hand strings),
     ``extra_fields`` the ``must_understand: false`` top-level extensions.
+
+    ``chunk_grid_name`` is ``"regular"`` (``chunk_shape`` is the chunk shape) or
+    ``"rectilinear"`` (zarr-extensions ``chunk-grids/rectilinear``): then each entry
+    of ``chunk_shape`` is an ``int`` (a regular step along that axis) or a tuple of
+    the axis's chunk edge lengths, run-length pairs expanded; the edges may run past
+    the shape (overflow chunks), never short of it.
     """
 
     shape: tuple[int, ...]
@@ -233,6 +355,7 @@ class ArrayMetadataV3:
     extra_fields: dict = field(default_factory=dict)
     zarr_format: Literal[3] = 3
     node_type: Literal["array"] = "array"
+    chunk_grid_name: Literal["regular", "rectilinear"] = "regular"
     _source: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -241,12 +364,22 @@ class ArrayMetadataV3:
     def _validate(self, key: str) -> None:
         s = object.__setattr__
         s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
-        s(self, "chunk_shape", parse_shape(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape", minimum=1))
+        if self.chunk_grid_name == "rectilinear":
+            s(self, "chunk_shape", _rectilinear_chunks(self.chunk_shape, key))
+            grid_field = _RECT
+        elif self.chunk_grid_name == "regular":
+            s(self, "chunk_shape", parse_shape(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape",
+                                               minimum=1))
+            grid_field = "chunk_grid.configuration.chunk_shape"
+        else:
+            raise _err(key, "chunk_grid.name", self.chunk_grid_name, '"regular" or "rectilinear"')
         if len(self.chunk_shape) != len(self.shape):
             raise MetadataError(
-                f"{key}: field 'chunk_grid.configuration.chunk_shape': found {list(self.chunk_shape)} "
+                f"{key}: field {grid_field!r}: found {_grid_text(self.chunk_shape)} "
                 f"(rank {len(self.chunk_shape)}), expected the rank of 'shape' {list(self.shape)} "
                 f"({len(self.shape)})")
+        if self.chunk_grid_name == "rectilinear":
+            _check_coverage(self.chunk_shape, self.shape, key)
         if not isinstance(self.data_type, np.dtypes.StringDType):
             s(self, "data_type", np.dtype(self.data_type))
         if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
@@ -255,7 +388,7 @@ class ArrayMetadataV3:
             raise _err(key, "codecs", self.codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
         s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
         if not any(_codec_name(c) == _SHARDING for c in self.codecs):  # a sharding codec checks its inner chunks
-            check_chunk_bytes(self.chunk_shape, self.data_type, key, "chunk_grid.configuration.chunk_shape")
+            check_chunk_bytes(largest_chunk(self.chunk_shape), self.data_type, key, grid_field)
         if not isinstance(self.attributes, dict):
             raise _err(key, "attributes", self.attributes, "an object")
         if self.dimension_names is not None:
@@ -304,10 +437,11 @@ class ArrayMetadataV3:
             raise _err(key, "node_type", doc["node_type"], '"array"')
         shape = parse_shape(doc["shape"], key, "shape", minimum=0)
         dt = _parse_v3(doc["data_type"], key, "data_type")
-        chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
+        grid_name, chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
         if len(chunk_shape) != len(shape):
+            field = _RECT if grid_name == "rectilinear" else "chunk_grid.configuration.chunk_shape"
             raise MetadataError(
-                f"{key}: field 'chunk_grid.configuration.chunk_shape': found {list(chunk_shape)} "
+                f"{key}: field {field!r}: found {_grid_text(chunk_shape)} "
                 f"(rank {len(chunk_shape)}), expected the rank of 'shape' {list(shape)} ({len(shape)})")
         cke = ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"], key=key)
         fill = decode_fill_value_v3(doc["fill_value"], dt.dtype, key=key, data_type=doc["data_type"])
@@ -331,7 +465,8 @@ class ArrayMetadataV3:
                             ("chunk_key_encoding", cke), ("fill_value", fill), ("codecs", codecs),
                             ("attributes", copy.deepcopy(attributes)), ("dimension_names", dn),
                             ("storage_transformers", ()), ("extra_fields", extra), ("zarr_format", 3),
-                            ("node_type", "array"), ("_source", copy.deepcopy(doc))):
+                            ("node_type", "array"), ("chunk_grid_name", grid_name),
+                            ("_source", copy.deepcopy(doc))):
             object.__setattr__(meta, name, value)
         meta._validate(key)
         return meta
@@ -363,9 +498,12 @@ class ArrayMetadataV3:
         if fill_json is None:
             fill_json = encode_fill_value_v3(self.fill_value, self.data_type, data_type=dt_json)
 
-        grid = {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
+        if self.chunk_grid_name == "rectilinear":
+            grid = rectilinear_json(self.chunk_shape)
+        else:
+            grid = {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
         if src is not None and "chunk_grid" in src and _parse_chunk_grid(src["chunk_grid"], "zarr.json") == \
-                self.chunk_shape:
+                (self.chunk_grid_name, self.chunk_shape):
             grid = src["chunk_grid"]
         cke = self.chunk_key_encoding.to_json()
         if src is not None and "chunk_key_encoding" in src and \
@@ -396,7 +534,7 @@ class ArrayMetadataV3:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV3):
             return NotImplemented
-        names = ("shape", "data_type", "chunk_shape", "chunk_key_encoding", "codecs", "attributes",
+        names = ("shape", "data_type", "chunk_grid_name", "chunk_shape", "chunk_key_encoding", "codecs", "attributes",
                  "dimension_names", "extra_fields")
         return all(getattr(self, n) == getattr(other, n) for n in names) and fill_values_equal(
             self.fill_value, other.fill_value)
@@ -404,7 +542,8 @@ class ArrayMetadataV3:
     def __hash__(self) -> int:
         canonical = ArrayMetadataV3(
             self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding, self.fill_value,
-            self.codecs, self.attributes, self.dimension_names, (), self.extra_fields)
+            self.codecs, self.attributes, self.dimension_names, (), self.extra_fields,
+            chunk_grid_name=self.chunk_grid_name)
         return hash(json.dumps(canonical.to_json(), sort_keys=True))
 
 
