@@ -11,6 +11,12 @@ misaligned array is refused.
 Aligned, each unit belongs to one block; a unit cut by the edge of a ``region=``
 belongs to the one block at that edge, whose task does the read-modify-write.
 No locks are needed, on the threaded scheduler or on a distributed cluster.
+
+Irregular blocks (the months of a year, the remainder of an append) need no
+rechunk at all when the new array takes them as its chunks: ``chunks="dask"``
+creates a rectilinear chunk grid (zarr-extensions ``chunk-grids/rectilinear``)
+whose chunks are exactly the dask blocks, one task per chunk; ``shards="dask"``
+does the same with the blocks as shards.
 """
 
 from __future__ import annotations
@@ -109,6 +115,13 @@ def to_zarr(
     **create_array_kwargs
         Passed to :func:`zarrdask.create_array` when the array is created
         (``chunks`` defaults to ``x``'s block shape, ``dtype`` to ``x``'s dtype).
+        ``chunks="dask"``: the chunks are ``x``'s blocks as they are — a
+        rectilinear chunk grid when they are irregular (an axis whose blocks are
+        equal but for a smaller last one stays a regular step), so nothing is
+        rechunked and each chunk is written by one task; ``shards="dask"``: the
+        blocks become the shards (each a multiple of ``chunks``). A rectilinear
+        array needs a reader that knows the extension (zarrdask, zarr-python ≥ 3.4
+        with ``array.rectilinear_chunks`` on, zarrs); see :doc:`/rectilinear`.
 
     Returns
     -------
@@ -150,11 +163,13 @@ def to_zarr(
                 f"e.g. x.rechunk({_short(fixed)}), or pass align='auto'"
             )
         if align == "auto":
+            hint = (" or, for a new array, chunks='dask' to store the blocks as they are (a rectilinear "
+                    "chunk grid)," if mode in ("w", "w-") else "")
             warn(
                 f"array {target.name!r}: rechunking the dask array from {_short(x.chunks)} to "
-                f"{_short(fixed)} so that each of its {kind} of shape {unit} is written by one task "
-                f"(dask blocks {bad} cut through {kind}). Rechunk first to avoid the extra step, or "
-                "pass align='rechunk' to do this without a warning",
+                f"{_short(fixed)} so that each of its {kind} of shape {_short_unit(unit)} is written by one "
+                f"task (dask blocks {bad} cut through {kind}). Rechunk first to avoid the extra step,{hint} "
+                "or pass align='rechunk' to do this without a warning",
                 AlignmentWarning,
             )
         x = x.rechunk(fixed)
@@ -169,6 +184,22 @@ def to_zarr(
         **kwargs,
     )
     return target if compute else stored
+
+
+def _short_unit(unit: tuple) -> Any:
+    return unit if all(isinstance(u, int) for u in unit) else _short(unit)
+
+
+def _block_grid(x: da.Array) -> tuple:
+    """``x``'s blocks as per-axis chunks: an ``int`` where the blocks are regular
+    (equal, the last one no larger), else the tuple of block sizes."""
+    out: list[Any] = []
+    for dim in x.chunks:
+        if len(dim) == 1 or (len(set(dim[:-1])) == 1 and dim[-1] <= dim[0]):
+            out.append(max(int(dim[0]), 1))
+        else:
+            out.append(tuple(int(c) for c in dim))
+    return tuple(out)
 
 
 def _short(chunks: tuple[tuple[int, ...], ...]) -> str:
@@ -207,6 +238,12 @@ def _target(
     if region is not None:
         raise SelectionError("region= writes into an existing array: use mode='a' or 'r+'")
     kwargs = dict(kwargs)
+    if isinstance(kwargs.get("shards"), str) and kwargs["shards"] == "dask":
+        kwargs["shards"] = _block_grid(x)
+        if kwargs.get("chunks") is None or kwargs.get("chunks") == "dask":
+            raise ValueError("shards='dask' takes the inner chunk shape as chunks= (a divisor of every block)")
+    elif isinstance(kwargs.get("chunks"), str) and kwargs["chunks"] == "dask":
+        kwargs["chunks"] = _block_grid(x)
     kwargs.setdefault("chunks", tuple(int(c) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
     return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
