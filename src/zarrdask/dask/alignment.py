@@ -28,7 +28,7 @@ def _boundaries(chunks: Sequence[int], start: int) -> list[int]:
     return out
 
 
-class _Units:
+class Units:
     """Unit boundaries along one axis."""
 
     def __init__(self, unit: Any) -> None:
@@ -57,7 +57,7 @@ class _Units:
 def is_aligned(chunks: tuple[tuple[int, ...], ...], unit: Sequence[Any], start: Sequence[int]) -> bool:
     """Whether every interior block boundary falls on a unit boundary."""
     for dim, u, s in zip(chunks, unit, start):
-        units = _Units(u)
+        units = Units(u)
         if not all(units.on_boundary(b) for b in _boundaries(dim, s)):
             return False
     return True
@@ -71,7 +71,7 @@ def aligned_chunks(
     split, so no block gets smaller than the units it must own."""
     out = []
     for dim, u, s in zip(chunks, unit, start):
-        units = _Units(u)
+        units = Units(u)
         end = s + sum(dim)
         bounds = sorted({units.next_boundary(b) for b in _boundaries(dim, s)} - {s, end})
         bounds = [b for b in bounds if s < b < end]
@@ -86,7 +86,7 @@ def misaligned_blocks(
     """Indices of (up to ``limit``) blocks with an edge inside a storage unit."""
     bad_per_dim = []
     for dim, u, s in zip(chunks, unit, start):
-        units = _Units(u)
+        units = Units(u)
         bounds = _boundaries(dim, s)
         bad = set()
         for i, b in enumerate(bounds):

@@ -190,7 +190,7 @@ def _short_unit(unit: tuple) -> Any:
     return unit if all(isinstance(u, int) for u in unit) else _short(unit)
 
 
-def _block_grid(x: da.Array) -> tuple:
+def block_grid(x: da.Array) -> tuple:
     """``x``'s blocks as per-axis chunks: an ``int`` where the blocks are regular
     (equal, the last one no larger), else the tuple of block sizes."""
     out: list[Any] = []
@@ -239,11 +239,11 @@ def _target(
         raise SelectionError("region= writes into an existing array: use mode='a' or 'r+'")
     kwargs = dict(kwargs)
     if isinstance(kwargs.get("shards"), str) and kwargs["shards"] == "dask":
-        kwargs["shards"] = _block_grid(x)
+        kwargs["shards"] = block_grid(x)
         if kwargs.get("chunks") is None or kwargs.get("chunks") == "dask":
             raise ValueError("shards='dask' takes the inner chunk shape as chunks= (a divisor of every block)")
     elif isinstance(kwargs.get("chunks"), str) and kwargs["chunks"] == "dask":
-        kwargs["chunks"] = _block_grid(x)
+        kwargs["chunks"] = block_grid(x)
     kwargs.setdefault("chunks", tuple(int(c) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
     return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)

@@ -259,7 +259,7 @@ def _rectilinear_chunks(value: Any, key: str) -> tuple:
 
 def largest_chunk(chunks: tuple) -> tuple[int, ...]:
     """The largest edge along each axis (the chunk shape for a regular grid)."""
-    return tuple(c if isinstance(c, int) else max(c) for c in chunks)
+    return tuple(c if isinstance(c, int) else max(c, default=1) for c in chunks)
 
 
 def _grid_text(chunks: tuple) -> Any:

@@ -37,6 +37,8 @@ from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
 from ..core.nodes import node_name, prepare_node
 from ..dask import aligned_chunks, is_aligned, misaligned_blocks
+from ..dask.alignment import Units
+from ..dask.writer import block_grid
 from ..dask import to_zarr as dask_to_zarr
 from ..errors import GroupNotFoundError
 from ..storage import MemoryStore
@@ -100,6 +102,10 @@ def to_zarr(
         "fill_value": ... (v3), "chunk_key_encoding": ..., "write_empty_chunks":
         ...}}``. The ``encoding`` engine="zarrdask" (or engine="zarr") gives a
         variable is accepted as it is. Unknown keys for a named variable are an error.
+        ``"chunks"`` may list edge lengths per dimension (``((31, 28, 31), 180)``)
+        or be ``"dask"`` (the variable's dask blocks as they are): irregular
+        chunks make a rectilinear chunk grid, written with no rechunk (see
+        :doc:`/rectilinear`); ``"shards": "dask"`` makes the blocks the shards.
     compute : bool
         ``False``: write the metadata (and numpy-backed variables) now and
         return a ``dask.delayed`` that writes the dask-backed variables.
@@ -476,6 +482,8 @@ def _plan(
         return _Plan(name, v, array, region_slices, None, new_shape)
 
     chunks = _chunks(name, enc.pop("chunks", None), v)
+    if isinstance(enc.get("shards"), str) and enc["shards"] == "dask" and isinstance(v.data, da.Array):
+        enc["shards"] = block_grid(v.data)
     if "compressor" in enc:
         enc["compressors"] = enc.pop("compressor")
     encoded_attrs = {k: encode_zarr_attr_value(val) for k, val in attrs.items()}
@@ -490,7 +498,8 @@ def _plan(
     region_slices = tuple(slice(0, n) for n in v.shape)
     if safe_chunks and isinstance(chunks, tuple):
         shards = enc.get("shards")
-        unit = tuple(int(s) for s in shards) if shards is not None else chunks
+        unit = tuple(int(s) if isinstance(s, (int, np.integer)) else tuple(s) for s in shards) \
+            if shards is not None else chunks
         _check_safe_chunks(name, v, unit, region_slices, v.shape, mode, "shards" if shards is not None else "chunks")
     return _Plan(name, v, None, region_slices, create, None)
 
@@ -516,7 +525,8 @@ def _check_safe_chunks(
         )
     if mode == "r+":
         for dim, r, u, n in zip(v.dims, region, unit, shape):
-            if r.start % u or (r.stop % u and r.stop != n):
+            units = Units(u)
+            if not units.on_boundary(r.start) or (not units.on_boundary(r.stop) and r.stop != n):
                 raise ValueError(
                     f"variable {name!r}: the region {dim}={r} starts or ends inside one of the array's "
                     f"{kind} (size {u} along {dim!r}); with mode='r+' and safe_chunks=True that is refused, "
@@ -534,15 +544,22 @@ def _dtype(dtype: np.dtype) -> Any:
 def _chunks(name: str, enc_chunks: Any, v: Variable) -> Any:
     """The chunk shape: ``encoding["chunks"]``, else the dask chunks (the first of
     each dimension; the writer aligns the rest), else chosen automatically."""
+    if isinstance(enc_chunks, str) and enc_chunks == "dask":  # the dask blocks as they are
+        if isinstance(v.data, da.Array):
+            return block_grid(v.data)
+        enc_chunks = None
     if enc_chunks is not None and enc_chunks != "auto":
         if isinstance(enc_chunks, (int, np.integer)):
             return (int(enc_chunks),) * v.ndim
         chunks = tuple(enc_chunks)
-        if len(chunks) != v.ndim or not all(isinstance(c, (int, np.integer)) for c in chunks):
+        ok = all(isinstance(c, (int, np.integer)) or (
+            isinstance(c, (list, tuple)) and all(isinstance(e, (int, np.integer)) for e in c)) for c in chunks)
+        if len(chunks) != v.ndim or not ok:
             raise ValueError(
-                f"variable {name!r}: encoding['chunks'] must be an int or {v.ndim} ints, found {enc_chunks!r}"
+                f"variable {name!r}: encoding['chunks'] must be an int, {v.ndim} ints, or {v.ndim} entries "
+                f"that are ints or sequences of edge lengths (a rectilinear grid), or 'dask'; found {enc_chunks!r}"
             )
-        return tuple(int(c) for c in chunks)
+        return tuple(int(c) if isinstance(c, (int, np.integer)) else tuple(int(e) for e in c) for c in chunks)
     if v.chunks:
         return tuple(max(1, c[0]) for c in v.chunks)
     return "auto"

@@ -21,10 +21,14 @@ v3 (draft 2020-12, which the ZEP's ``prefixItems`` needs):
    fill values").
 4. ``dimension_names`` items may be ``null`` (v3 core "dimension_names").
 5. ``codecs`` has at least one item (one array → bytes codec is required).
-6. Further top-level fields are allowed when they are extension objects with
+6. ``chunk_grid`` named ``"rectilinear"`` (zarr-extensions
+   ``chunk-grids/rectilinear``) is checked against that extension's schema
+   (:data:`RECTILINEAR_CHUNK_GRID_SCHEMA`): ``kind: "inline"`` and per-axis
+   edge lengths, integers or ``[edge, count]`` pairs, all positive.
+7. Further top-level fields are allowed when they are extension objects with
    ``"must_understand": false`` (v3 core "Additional fields"; this also covers
    a group field renamed to ``_members``).
-7. ``members`` values are told apart by ``shape`` (``if``/``then``/``else``
+8. ``members`` values are told apart by ``shape`` (``if``/``then``/``else``
    rather than ``anyOf``: the same documents pass, and errors point inside the
    member instead of "not valid under any of the given schemas").
 
@@ -53,13 +57,52 @@ from typing import Any
 
 from ..errors import SpecValidationError
 
-__all__ = ["json_schema", "schema_errors", "validate_json"]
+__all__ = ["RECTILINEAR_CHUNK_GRID_SCHEMA", "json_schema", "schema_errors", "validate_json"]
 
 _EXTENSION_FIELD = {
     "description": 'An extension field (v3 core "Additional fields")',
     "type": "object",
     "properties": {"must_understand": {"const": False}},
     "required": ["must_understand"],
+}
+
+# zarr-extensions chunk-grids/rectilinear: per-axis edge lengths (positive
+# integers), an axis being one integer or a list of integers and [edge, count] pairs
+_POSITIVE = {"type": "integer", "minimum": 1}
+_RECTILINEAR_DEFS: dict[str, Any] = {
+    "RectilinearChunkGrid": {
+        "description": "zarr-extensions chunk-grids/rectilinear",
+        "type": "object",
+        "properties": {
+            "name": {"const": "rectilinear"},
+            "configuration": {
+                "type": "object",
+                "properties": {
+                    "kind": {"const": "inline"},
+                    "chunk_shapes": {"type": "array", "items": {"$ref": "#/$defs/RectilinearAxis"}},
+                },
+                "required": ["kind", "chunk_shapes"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["name", "configuration"],
+    },
+    "RectilinearAxis": {
+        "anyOf": [
+            _POSITIVE,
+            {"type": "array", "items": {"anyOf": [
+                _POSITIVE,
+                {"type": "array", "prefixItems": [_POSITIVE, _POSITIVE], "minItems": 2, "maxItems": 2},
+            ]}},
+        ],
+    },
+}
+
+#: the rectilinear chunk grid object on its own (draft 2020-12)
+RECTILINEAR_CHUNK_GRID_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$ref": "#/$defs/RectilinearChunkGrid",
+    "$defs": copy.deepcopy(_RECTILINEAR_DEFS),
 }
 
 _V3: dict[str, Any] = {
@@ -77,7 +120,11 @@ _V3: dict[str, Any] = {
                     "anyOf": [{"type": "string"}, {"$ref": "#/$defs/NamedConfig"}],
                     "title": "Data Type",
                 },
-                "chunk_grid": {"$ref": "#/$defs/Extension"},
+                "chunk_grid": {
+                    "$ref": "#/$defs/Extension",
+                    "if": {"type": "object", "properties": {"name": {"const": "rectilinear"}}, "required": ["name"]},
+                    "then": {"$ref": "#/$defs/RectilinearChunkGrid"},
+                },
                 "chunk_key_encoding": {"$ref": "#/$defs/Extension"},
                 "fill_value": {
                     "anyOf": [
@@ -158,6 +205,7 @@ _V3: dict[str, Any] = {
             "type": "object",
         },
         "Extension": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/NamedConfig"}]},
+        **copy.deepcopy(_RECTILINEAR_DEFS),
         "ExtensionField": _EXTENSION_FIELD,
     },
     "allOf": [{"$ref": "#/$defs/GroupSpec"}],

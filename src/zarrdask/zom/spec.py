@@ -352,7 +352,10 @@ class ArraySpec(NodeSpec):
         zarr_format
             2 or 3.
         chunks
-            The chunk shape; default the array's shape (one chunk).
+            The chunk shape; default the array's shape (one chunk). v3: per-axis
+            chunk sizes (a dask ``chunks`` tuple, e.g. a dask array's
+            ``.chunks``) where some axis is irregular make a ``rectilinear``
+            chunk grid (zarr-extensions ``chunk-grids/rectilinear``).
         attributes
             User attributes.
         **fields
@@ -379,7 +382,23 @@ class ArraySpec(NodeSpec):
         shape = tuple(int(s) for s in array.shape)
         dtype = np.dtype(array.dtype)
         chunks = shape if chunks is None else tuple(chunks)
-        chunks = tuple(max(1, int(c)) for c in chunks)
+        irregular = any(not isinstance(c, (int, np.integer)) for c in chunks)
+        if irregular:
+            from ..chunking.rectilinear import normalize_chunks
+            from ..metadata.v3 import rectilinear_json
+
+            if zarr_format != 3:
+                raise ValueError(f"irregular chunks {chunks} need zarr_format=3 (the rectilinear chunk grid)")
+            per_axis = [c if isinstance(c, int) else (c[0] if len(set(c[:-1])) <= 1 and c[-1] <= c[0] else c)
+                        for c in normalize_chunks(chunks)]
+            per_axis = [max(1, c) if isinstance(c, int) else c for c in per_axis]
+            if all(isinstance(c, int) for c in per_axis):  # regular after all (dask's last block is smaller)
+                irregular, chunks = False, tuple(per_axis)
+            else:
+                grid = rectilinear_json(tuple(per_axis))
+        if not irregular:
+            chunks = tuple(max(1, int(c)) for c in chunks)
+            grid = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
         attributes = dict(attributes or {})
         if zarr_format == 2:
             base = dict(shape=shape, chunks=chunks, dtype=dtype_to_v2(dtype), compressor=None,
@@ -395,7 +414,7 @@ class ArraySpec(NodeSpec):
         serializer = {"name": "bytes", "configuration": {"endian": endian}} if has_endianness(dtype) \
             else {"name": "bytes"}
         base = dict(shape=shape, data_type=data_type_to_v3(native),
-                    chunk_grid={"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+                    chunk_grid=grid,
                     chunk_key_encoding=_DEFAULT_CKE,
                     fill_value=encode_fill_value_v3(default_fill_value(native), native),
                     codecs=[serializer], attributes=attributes)

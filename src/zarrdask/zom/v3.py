@@ -88,7 +88,9 @@ class ArraySpecV3(ArraySpec):
     data_type
         The v3 ``data_type`` JSON (``"float64"``, ``{"name": "numpy.datetime64", ...}``).
     chunk_grid
-        ``{"name": "regular", "configuration": {"chunk_shape": [...]}}``.
+        ``{"name": "regular", "configuration": {"chunk_shape": [...]}}``, or
+        ``{"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [...]}}``
+        (zarr-extensions ``chunk-grids/rectilinear``: per-axis edge lengths).
     chunk_key_encoding
         Default ``{"name": "default", "configuration": {"separator": "/"}}``.
     fill_value
