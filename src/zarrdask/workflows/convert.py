@@ -32,6 +32,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..chunking.rectilinear import is_regular, normalize_chunks
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
 from ..codecs.chain_validate import place_codecs
 from ..codecs.registry import codec_from_json
@@ -41,6 +42,7 @@ from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
 from ..errors import MetadataError, ZarrdaskError
 from ..metadata import ArrayMetadataV3
+from ..metadata.v3 import largest_chunk, rectilinear_json
 from ..storage import store_from
 from ..storage.keys import normalize_path
 from ..zom import ArraySpecV2, ArraySpecV3, convert_v2_to_v3, from_flat, from_zarr, to_zarr
@@ -130,7 +132,10 @@ def convert(
         clipped to the array. ``None``: not sharded.
     chunks : tuple, dict or None
         The target chunk shape (inner chunks when sharded), as for ``shards``;
-        ``None`` keeps the source's chunks.
+        ``None`` keeps the source's chunks (a rectilinear grid stays one). An
+        entry listing edge lengths (``((31, 28, 31), 180)``) makes a rectilinear
+        chunk grid (v3, unsharded); ``shards`` listing edge lengths make a
+        rectilinear grid of shards, each edge a multiple of the inner chunk.
     compressors : list, dict or None
         The target's bytes → bytes codecs (v3 JSON, zarrdask codecs or numcodecs
         objects), replacing the source's; ``[]`` for none; ``None`` keeps them.
@@ -229,6 +234,9 @@ def _relayout(path: str, node: Any, chunks: Any, shards: Any, compressors: Any) 
             raise ValueError(f"array {path!r}: Zarr v2 has no shards; convert with zarr_format=3")
         changes: dict[str, Any] = {}
         if chunk is not None:
+            if not is_regular(_grid_option(chunk)):
+                raise ValueError(f"array {path!r}: irregular chunks {chunk} need the rectilinear chunk grid, "
+                                 "a Zarr v3 extension; convert with zarr_format=3")
             changes["chunks"] = tuple(int(c) for c in chunk)
         if compressors is not None:
             comps = _codec_list(compressors, v2=True)
@@ -237,23 +245,46 @@ def _relayout(path: str, node: Any, chunks: Any, shards: Any, compressors: Any) 
             changes["compressor"] = comps[0] if comps else None
         return node.replace(**changes) if changes else node
     doc = node.to_json()
-    inner = tuple(int(c) for c in chunk) if chunk is not None else tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    source_grid = ArrayMetadataV3.from_json(node.metadata_document(), key=f"{path}/zarr.json").chunk_shape
+    inner = _grid_option(chunk) if chunk is not None else source_grid
     codecs = list(doc["codecs"])
     if codecs and codecs[0].get("name") == "sharding_indexed" and (shard is not None or chunk is not None):
         conf = codecs[0]["configuration"]
         inner = inner if chunk is not None else tuple(conf["chunk_shape"])
         codecs = list(conf["codecs"])
     if compressors is not None:
-        at = _serializer_index(node, codecs, inner, path)
+        at = _serializer_index(node, codecs, largest_chunk(inner), path)
         codecs = codecs[: at + 1] + _codec_list(compressors, v2=False)
     grid = inner
     if shard is not None and len(node.shape):
-        grid = tuple(_whole_chunks(s, c, n) for s, c, n in zip(shard, inner, node.shape))
+        if not is_regular(inner):
+            raise ValueError(f"array {path!r}: irregular chunks {inner} cannot be inner chunks of shards "
+                             "(sharding_indexed has one regular chunk_shape); give the irregular edges as shards")
+        grid = tuple(_whole_chunks(s, c, n) if isinstance(s, int) else _whole_edges(s, c, path)
+                     for s, c, n in zip(_grid_option(shard), inner, node.shape))
         codecs = [{"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(inner), "codecs": codecs, "index_codecs": _INDEX_CODECS,
             "index_location": "end"}}]
-    return node.replace(chunk_grid={"name": "regular", "configuration": {"chunk_shape": list(grid)}},
-                        codecs=tuple(codecs))
+    if grid == source_grid and chunk is None and shard is None:
+        chunk_grid = doc["chunk_grid"]  # kept as it is (a rectilinear grid stays one)
+    elif is_regular(grid):
+        chunk_grid = {"name": "regular", "configuration": {"chunk_shape": list(grid)}}
+    else:
+        chunk_grid = rectilinear_json(grid)
+    return node.replace(chunk_grid=chunk_grid, codecs=tuple(codecs))
+
+
+def _grid_option(option: Any) -> tuple:
+    """``chunks`` / ``shards`` for one array: a shape, or per-axis edge lengths (rectilinear)."""
+    return normalize_chunks(option)
+
+
+def _whole_edges(edges: tuple[int, ...], chunk: int, path: str) -> tuple[int, ...]:
+    """Irregular shard edges must each be whole inner chunks (the sharding codec's rule)."""
+    if any(e % chunk for e in edges):
+        raise ValueError(f"array {path!r}: shard edge lengths {list(edges)} must each be a multiple of the "
+                         f"inner chunk length {chunk} (sharding_indexed)")
+    return tuple(edges)
 
 
 def _keep_xarray_fill(node: Any, source: Any) -> Any:
@@ -332,11 +363,16 @@ def _array_pairs(src: Array | Group, dst: Array | Group) -> Iterator[tuple[Array
 def _blocks(array: Array, block_bytes: int) -> Iterator[tuple[tuple[slice, ...], list[str]]]:
     """The array's copy blocks (one per shard; whole chunks up to ``block_bytes``
     when unsharded) and the keys each one writes."""
+    layout = array._layout
+    if array.chunk_grid == "rectilinear":  # one block per stored chunk (shard)
+        rgrid = array._grid
+        for coords in rgrid.all_chunk_coords():
+            yield rgrid.chunk_region(coords), [layout.chunk_key(coords)]
+        return
     unit = array.shards or array.chunks
     if not array.shards:
         unit = _grow(unit, array.shape, array.dtype.itemsize, block_bytes)
     grid = array.shards or array.chunks
-    layout = array._layout
     counts = [max(1, math.ceil(n / u)) if n else 0 for n, u in zip(array.shape, unit)]
     for idx in itertools.product(*(range(c) for c in counts)):
         region = tuple(slice(i * u, min((i + 1) * u, n)) for i, u, n in zip(idx, unit, array.shape))

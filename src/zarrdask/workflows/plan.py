@@ -169,6 +169,24 @@ def dim_stats(size: int, block: int, read: int) -> tuple[int, int, int]:
     return n, largest, total
 
 
+def _edge_bounds(size: int, edges: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and stops (clipped to ``size``) of explicit blocks overlapping ``[0, size)``."""
+    stops = np.cumsum(np.asarray(edges, dtype=np.int64))
+    starts = stops - np.asarray(edges, dtype=np.int64)
+    keep = starts < size
+    return starts[keep], np.minimum(stops[keep], size)
+
+
+def edges_stats(size: int, edges: tuple[int, ...], read: int) -> tuple[int, int, int]:
+    """:func:`dim_stats` for explicit block edge lengths (a rectilinear target)."""
+    if size <= 0:
+        return 0, 0, 0
+    read = min(read, size)
+    starts, stops = _edge_bounds(size, edges)
+    ext = np.minimum(-(-stops // read) * read, size) - starts // read * read
+    return len(starts), int(ext.max()), int(ext.sum())
+
+
 # -- stages ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlannedTask:
@@ -194,7 +212,8 @@ class StagePlan:
         Bytes per element used for the memory model.
     block
         The block shape: one task per block (the last block along each
-        dimension is cut by the array's edge).
+        dimension is cut by the array's edge); a dimension may instead list
+        its block lengths (a tuple), as a rectilinear target's chunks do.
     read_chunks
         The chunk shape of the array read (inner chunks for sharded arrays):
         what a task decodes whole.
@@ -214,7 +233,8 @@ class StagePlan:
     writes: str = "target"
 
     def _stats(self) -> list[tuple[int, int, int]]:
-        return [dim_stats(s, b, r) for s, b, r in zip(self.shape, self.block, self.read_chunks)]
+        return [dim_stats(s, b, r) if isinstance(b, int) else edges_stats(s, b, r)
+                for s, b, r in zip(self.shape, self.block, self.read_chunks)]
 
     @property
     def ntasks(self) -> int:
@@ -246,6 +266,10 @@ class StagePlan:
         """The blocks as dask chunks (for :mod:`zarrdask.dask.alignment`)."""
         out = []
         for s, b in zip(self.shape, self.block):
+            if not isinstance(b, int):
+                starts, stops = _edge_bounds(s, b)
+                out.append(tuple((stops - starts).tolist()) or (0,))
+                continue
             b = min(b, s) or 1
             full, rest = divmod(s, b)
             out.append((b,) * full + ((rest,) if rest else ()) or (0,))
@@ -253,15 +277,24 @@ class StagePlan:
 
     def region(self, index: Sequence[int]) -> tuple[slice, ...]:
         """The region of block ``index``."""
-        return tuple(
-            slice(i * b, min((i + 1) * b, s)) for i, b, s in zip(index, self.block, self.shape)
-        )
+        out = []
+        for i, b, s in zip(index, self.block, self.shape):
+            if isinstance(b, int):
+                out.append(slice(i * b, min((i + 1) * b, s)))
+            else:
+                start = sum(b[:i])
+                out.append(slice(start, min(start + b[i], s)))
+        return tuple(out)
 
     def memory(self, index: Sequence[int]) -> int:
         """The declared memory of the task of block ``index``, in bytes."""
         out = self.itemsize
-        for i, s, b, r in zip(index, self.shape, self.block, self.read_chunks):
-            lo, hi = block_extent(i, s, min(b, s), min(r, s))
+        for i, s, b, r, sl in zip(index, self.shape, self.block, self.read_chunks, self.region(index)):
+            if isinstance(b, int):
+                lo, hi = block_extent(i, s, min(b, s), min(r, s))
+            else:
+                r = min(r, s)
+                lo, hi = sl.start // r * r, min(-(-sl.stop // r) * r, s)
             out *= hi - lo
         return out
 
@@ -445,8 +478,13 @@ def plan_array(
     dtype = np.dtype(dtype)
     itemsize = max(1, itemsize or dtype.itemsize)
     shape = tuple(int(s) for s in shape)
-    a = tuple(max(1, min(int(c), s)) for c, s in zip(source_chunks, shape))
+    # a rectilinear source: its largest chunk along each axis is the read chunk of the memory model
+    a = tuple(max(1, min(int(c if isinstance(c, (int, np.integer)) else max(c, default=1)), s))
+              for c, s in zip(source_chunks, shape))
     unit_shape = tuple(target_shards) if target_shards is not None else tuple(target_chunks)
+    if not all(isinstance(u, (int, np.integer)) for u in unit_shape):
+        return _rectilinear_plan(name, shape, dtype, itemsize, a, source_chunks, target_chunks, target_shards,
+                                 max_mem)
     w = tuple(max(1, min(int(c), s)) for c, s in zip(unit_shape, shape))
     budget = max_mem // itemsize
     where = f"array {'/' + name!r}"
@@ -490,6 +528,27 @@ def plan_array(
         return plan((direct_stage,), None)
     assert two is not None  # gcd(a, w) always fits when a and w do
     return plan(two[1], two[0])
+
+
+def _rectilinear_plan(name, shape, dtype, itemsize, a, source_chunks, target_chunks, target_shards,
+                      max_mem) -> ArrayPlan:
+    """A rectilinear target (zarr-extensions ``chunk-grids/rectilinear``): one pass,
+    one task per target unit (shard, or chunk when unsharded), each reading its
+    region from the source. No intermediate array: its regular chunks could not
+    follow the irregular target."""
+    unit = tuple(target_shards) if target_shards is not None else tuple(target_chunks)
+    block = tuple(max(1, min(int(u), s)) if isinstance(u, (int, np.integer)) else tuple(int(e) for e in u)
+                  for u, s in zip(unit, shape))
+    stage = _stage(shape, itemsize, block, a, block, "source", "target")
+    kind = "shard" if target_shards is not None else "chunk"
+    if stage.peak_memory > max_mem:
+        raise RechunkPlanError(
+            f"array {'/' + name!r}: a task writing one target {kind} of the rectilinear grid holds "
+            f"{format_bytes(stage.peak_memory)} (the {kind} expanded to the source chunks it reads), more than "
+            f"max_mem={format_bytes(max_mem)}. Raise max_mem or choose smaller target {kind}s"
+        )
+    return ArrayPlan(name, shape, dtype, tuple(source_chunks), tuple(target_chunks),
+                     None if target_shards is None else tuple(target_shards), None, (stage,))
 
 
 def _moved(stages: Sequence[StagePlan]) -> int:

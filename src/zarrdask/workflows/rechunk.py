@@ -80,7 +80,13 @@ def rechunk(
         dimensions), or a dict ``{dimension name: length}`` (applied to every
         array with that dimension, named by ``dimension_names`` or the
         ``_ARRAY_DIMENSIONS`` attribute). For a Dataset: ``{dimension: length}``.
-        ``None`` keeps the source's chunks.
+        ``None`` keeps the source's chunks. A dimension's length may also be a
+        sequence of chunk edge lengths (``((31, 28, 31), 180)``, a dask
+        ``chunks`` entry): the target then has a rectilinear chunk grid
+        (zarr-extensions ``chunk-grids/rectilinear``, Zarr v3 only), copied in
+        one pass with one task per target chunk (shard, with ``target_shards``
+        listing edge lengths); a rectilinear source keeps its grid when its
+        chunks are kept.
     target_store : Store, str or path
         Where to write: anything :func:`zarrdask.create_array` accepts.
     max_mem : int or str
@@ -527,13 +533,16 @@ def _per_dim(spec: Any, a: Array, what: str, used: set[Any] | None = None) -> li
     raise TypeError(f"{what} must be a tuple, an int or a dict of dimension lengths, found {spec!r}")
 
 
-def _length(c: Any, what: str, where: str) -> int:
+def _length(c: Any, what: str, where: str) -> Any:
+    if isinstance(c, (list, tuple)) and c and all(
+            isinstance(e, (int, np.integer)) and not isinstance(e, bool) and e > 0 for e in c):
+        return tuple(int(e) for e in c)  # edge lengths along the dimension: a rectilinear grid
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or (c <= 0 and c != -1):
         raise ValueError(f"{what} for {where}: lengths must be positive integers (or -1: whole dimension), found {c!r}")
     return int(c)
 
 
-def _chunks_from(entries: list[int | None] | None, a: Array) -> tuple[int, ...]:
+def _chunks_from(entries: list[Any] | None, a: Array) -> tuple:
     if entries is None:
         return a.chunks
     return tuple(
