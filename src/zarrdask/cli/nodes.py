@@ -41,8 +41,9 @@ def array_summary(array: Array) -> dict[str, Any]:
         "zarr_format": array.zarr_format,
         "shape": list(array.shape),
         "dtype": str(array.dtype),
-        "chunks": list(array.chunks),
-        "shards": None if array.shards is None else list(array.shards),
+        "chunk_grid": array.chunk_grid,
+        "chunks": [c if isinstance(c, int) else list(c) for c in array.chunks],
+        "shards": None if array.shards is None else [c if isinstance(c, int) else list(c) for c in array.shards],
     }
 
 
@@ -112,6 +113,19 @@ def _tuple(x: list[int] | None) -> str:
     return "None" if x is None else str(tuple(x))
 
 
+def _chunks_text(x: list | None, most: int = 8) -> str:
+    """A chunk shape, or a rectilinear grid's sizes per dimension (long lists shortened)."""
+    if x is None or all(isinstance(c, int) for c in x):
+        return _tuple(x)
+    parts = []
+    for c in x:
+        if isinstance(c, int) or len(c) <= most:
+            parts.append(str(c if isinstance(c, int) else tuple(c)))
+        else:
+            parts.append("(" + ", ".join(map(str, c[:4])) + f", ... {c[-1]}; {len(c)} chunks)")
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
 def _attrs_text(attrs: dict[str, Any]) -> str:
     if not attrs:
         return "0"
@@ -127,8 +141,10 @@ def _array_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Zarr format", d["zarr_format"]),
         ("Shape", _tuple(d["shape"])),
         ("Data type", d["dtype"]),
-        ("Chunk shape", _tuple(d["chunks"])),
-        ("Shard shape", _tuple(d["shards"])),
+        *([("Chunk grid", "rectilinear (chunk sizes per dimension)")] if d.get("chunk_grid") == "rectilinear"
+          else []),
+        ("Chunk shape", _chunks_text(d["chunks"])),
+        ("Shard shape", _chunks_text(d["shards"])),
         ("Order", d["order"]),
         ("Dimension names", "None" if d["dimension_names"] is None else tuple(d["dimension_names"])),
         ("Fill value", _compact(d["fill_value"])),
