@@ -311,3 +311,21 @@ def test_consolidated_group_on_a_url(http_server):
     (path / "s" / "b" / "c" / "1").write_bytes(b"\x00" * 12)
     r = run("verify", url)
     assert r.exit_code == 1 and r.stdout.startswith("s/b/c/1: ChecksumError")
+
+
+def test_info_of_a_rectilinear_array(tmp_path):
+    import json as _json
+
+    import zarrdask
+
+    months = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    zarrdask.create_array(str(tmp_path / "m.zarr"), shape=(365, 4), chunks=(months, 4), dtype="f4")
+    result = run("info", str(tmp_path / "m.zarr"))
+    assert result.exit_code == 0, result.output
+    assert "Chunk grid         : rectilinear" in result.stdout
+    assert "Chunk shape        : ((31, 28, 31, 30, ... 31; 12 chunks), (4,))" in result.stdout
+    result = run("info", "--json", str(tmp_path / "m.zarr"))
+    doc = _json.loads(result.stdout)
+    assert doc["chunk_grid"] == "rectilinear" and doc["chunks"] == [list(months), [4]]
+    result = run("tree", str(tmp_path / "m.zarr"))
+    assert result.exit_code == 0 and "(365, 4) float32" in result.stdout
