@@ -137,3 +137,13 @@ def test_distributed_style_pickling_of_a_rectilinear_array(tmp_path):
     with dask.config.set(scheduler="processes", num_workers=2):
         got = from_zarr(str(tmp_path / "m.zarr")).sum(axis=1).compute()
     np.testing.assert_allclose(got, want)
+
+
+def test_chunk_grid_rectilinear_takes_the_blocks():
+    x = _months(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AlignmentWarning)
+        a = to_zarr(x, MemoryStore(), chunk_grid="rectilinear")
+    assert a.chunks == (MONTHS, (180, 180))
+    b = to_zarr(da.ones((10,), chunks=5), MemoryStore(), chunk_grid="rectilinear")
+    assert b.metadata.to_json()["chunk_grid"]["name"] == "rectilinear"

@@ -119,7 +119,9 @@ def to_zarr(
         rectilinear chunk grid when they are irregular (an axis whose blocks are
         equal but for a smaller last one stays a regular step), so nothing is
         rechunked and each chunk is written by one task; ``shards="dask"``: the
-        blocks become the shards (each a multiple of ``chunks``). A rectilinear
+        blocks become the shards (each a multiple of ``chunks``);
+        ``chunk_grid="rectilinear"`` without ``chunks`` does what ``chunks="dask"``
+        does and stores even regular blocks as a rectilinear grid. A rectilinear
         array needs a reader that knows the extension (zarrdask, zarr-python ≥ 3.4
         with ``array.rectilinear_chunks`` on, zarrs); see :doc:`/rectilinear`.
 
@@ -244,6 +246,8 @@ def _target(
             raise ValueError("shards='dask' takes the inner chunk shape as chunks= (a divisor of every block)")
     elif isinstance(kwargs.get("chunks"), str) and kwargs["chunks"] == "dask":
         kwargs["chunks"] = block_grid(x)
+    elif kwargs.get("chunk_grid") == "rectilinear" and kwargs.get("chunks") is None and kwargs.get("shards") is None:
+        kwargs["chunks"] = block_grid(x)  # asked for a rectilinear grid: the blocks, no rechunk
     kwargs.setdefault("chunks", tuple(int(c) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
     return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
