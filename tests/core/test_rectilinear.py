@@ -221,3 +221,15 @@ def test_random_selections_match_numpy():
             np.testing.assert_array_equal(a.oindex[idx], x[np.ix_(*idx)])
             pts = tuple(rng.integers(0, n, 6) for n in shape)
             np.testing.assert_array_equal(a.vindex[pts], x[pts])
+
+
+def test_append_to_a_sharded_rectilinear_array_adds_whole_inner_chunks(store):
+    a = zarrdask.create_array(store, shape=(60, 4), chunks=(4, 4), shards=((32, 28), 4), dtype="i4")
+    x = np.arange(240).reshape(60, 4)
+    a[...] = x
+    more = np.arange(40).reshape(10, 4)
+    a.append(more)  # a new shard of 12 (three inner chunks of 4) covers the 10 new rows
+    assert a.metadata.to_json()["chunk_grid"]["configuration"]["chunk_shapes"][0] == [32, 28, 12]
+    again = zarrdask.open_array(a.store, path=a.path)
+    np.testing.assert_array_equal(again[...], np.concatenate([x, more]))
+    assert again.shards == ((32, 28, 10), (4,))

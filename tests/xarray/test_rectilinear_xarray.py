@@ -58,3 +58,17 @@ def test_shards_dask(tmp_path):
 def test_bad_encoding_chunks_are_named():
     with pytest.raises(ValueError, match="encoding\\['chunks'\\]"):
         to_zarr(_ds(4), zarrdask.storage.MemoryStore(), encoding={"t": {"chunks": ("a", 2)}})
+
+
+def test_append_dim_adds_an_edge(tmp_path):
+    ds = _ds(5)
+    path = str(tmp_path / "a.zarr")
+    to_zarr(ds, path, encoding={"t": {"chunks": "dask"}})
+    more = xr.Dataset({"t": (("time", "lon"), da.random.default_rng(6).random((30, 20), chunks=(30, 10)))},
+                      coords={"time": np.arange(365, 395)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AlignmentWarning)
+        to_zarr(more, path, append_dim="time")
+    a = zarrdask.open_array(path, path="t")
+    assert a.chunks == (MONTHS + (30,), (10, 10))
+    np.testing.assert_array_equal(a[...], np.concatenate([ds.t.values, more.t.values]))

@@ -173,16 +173,25 @@ def normalize_chunks(chunks: Sequence) -> tuple:
     return tuple(out)
 
 
-def grow_edges(chunks: tuple, old_shape: tuple[int, ...], new_shape: tuple[int, ...]) -> tuple:
+def grow_edges(chunks: tuple, old_shape: tuple[int, ...], new_shape: tuple[int, ...],
+               multiple_of: Sequence[int] | None = None) -> tuple:
     """The grid after a resize: an explicit axis that no longer covers its new
     length gets one more edge covering the rest (``append`` adds edges); edges
     already there — overflow included — are kept, so stored chunks keep their
-    coordinates and shapes."""
+    coordinates and shapes. ``multiple_of`` (a sharded array's inner chunk
+    shape) rounds the new edge up to whole inner chunks, overflowing the shape."""
     out = []
-    for c, o, n in zip(chunks, old_shape, new_shape):
+    for d, (c, o, n) in enumerate(zip(chunks, old_shape, new_shape)):
         if isinstance(c, int):
             out.append(c)
             continue
         total = sum(c)
-        out.append(c + (n - total,) if n > total else c)
+        if n <= total:
+            out.append(c)
+            continue
+        edge = n - total
+        if multiple_of is not None:
+            m = multiple_of[d]
+            edge = -(-edge // m) * m
+        out.append(c + (edge,))
     return tuple(out)

@@ -731,7 +731,8 @@ class Array(Node):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
         if self.chunk_grid == "rectilinear":  # edges that no longer cover an axis get one more edge
             metadata = replace(self._metadata, shape=new_shape,
-                               chunk_shape=grow_edges(self._grid_chunks, self.shape, new_shape))
+                               chunk_shape=grow_edges(self._grid_chunks, self.shape, new_shape,
+                                                      self.chunks if self._sharding is not None else None))
         else:
             metadata = replace(self._metadata, shape=new_shape)
         stale, straddling = plan_cut(self._store, self._layout, self.shape, new_shape, self.name)
