@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 from . import config
 
@@ -69,3 +69,111 @@ class single_threaded:
 
     def __exit__(self, *exc: object) -> None:
         _local.threads = self._old
+
+
+# -- the I/O threads -----------------------------------------------------------
+# Requests to remote stores wait on the network, not the CPU: they run on a
+# separate, larger pool (setting ``io_concurrency``), never on the CPU pool,
+# so a batch of requests issued from a pool thread (or from a dask task) is
+# still concurrent.
+_io_pool: ThreadPoolExecutor | None = None
+_io_pid: int | None = None
+
+
+def io_executor() -> ThreadPoolExecutor:
+    """The process's pool of I/O threads, sized by the setting ``io_concurrency``."""
+    global _io_pool, _io_pid
+    size = max(1, int(config.get("io_concurrency")))
+    with _pool_lock:
+        if _io_pool is None or _io_pid != os.getpid() or _io_pool._max_workers != size:
+            _io_pool = ThreadPoolExecutor(size, thread_name_prefix="zarrdask-io")
+            _io_pid = os.getpid()
+        return _io_pool
+
+
+def io_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]`` with every call running concurrently on the
+    I/O threads (at most ``io_concurrency`` at once); exceptions propagate."""
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    return list(io_executor().map(fn, items))
+
+
+def io_unordered(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+    """``(i, fn(items[i]))`` pairs in the order the calls finish, with at most
+    ``io_concurrency`` calls in flight: a call starts only when an earlier one
+    was consumed, so results never pile up faster than the caller takes them.
+    An exception propagates when its result would be yielded."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    if len(items) <= 1:
+        for i, x in enumerate(items):
+            yield i, fn(x)
+        return
+    pool = io_executor()
+    limit = pool._max_workers
+    todo = iter(range(len(items)))
+    running: dict = {}
+    try:
+        for i in todo:
+            running[pool.submit(fn, items[i])] = i
+            if len(running) >= limit:
+                break
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = running.pop(future)
+                yield i, future.result()
+                nxt = next(todo, None)
+                if nxt is not None:
+                    running[pool.submit(fn, items[nxt])] = nxt
+    finally:
+        for future in running:
+            future.cancel()
+
+
+class Pipeline:
+    """CPU work submitted as its input arrives (a chunk decoded as soon as its
+    bytes are fetched); :meth:`wait` returns when all of it is done and raises
+    the first failure. Runs the work inline where :func:`thread_map` would
+    (one thread, inside a pool thread or a dask task). At most ``backlog`` pieces
+    wait for a thread, so input does not pile up in memory."""
+
+    def __init__(self, backlog: int | None = None) -> None:
+        threads = getattr(_local, "threads", None) or config.get("threads")
+        self._inline = threads <= 1 or getattr(_local, "in_pool", False)
+        self._pool = None if self._inline else _executor(threads)
+        self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * threads))
+        self._futures: list = []
+
+    def submit(self, fn: Callable[..., object], *args: object) -> None:
+        if self._inline:
+            fn(*args)
+            return
+        self._gate.acquire()
+
+        def run() -> object:
+            _local.in_pool = True
+            try:
+                return fn(*args)
+            finally:
+                _local.in_pool = False
+                self._gate.release()
+
+        try:
+            self._futures.append(self._pool.submit(run))  # type: ignore[union-attr]
+        except BaseException:
+            self._gate.release()
+            raise
+
+    def wait(self) -> None:
+        futures, self._futures = self._futures, []
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                future.result()
+            except BaseException as e:  # wait for all, then raise the first
+                if error is None:
+                    error = e
+        if error is not None:
+            raise error

@@ -10,7 +10,17 @@ threads
 write_empty_chunks
     Store chunks equal to the fill value (False: skip them, delete stale ones).
 coalesce_gap
-    Sharding partial reads: byte ranges at most this far apart are fetched as one.
+    Sharding partial reads: byte ranges at most this many bytes apart are
+    fetched as one request (0: only adjacent ranges). Requests to one batch run
+    concurrently, so merging saves request charges, not round trips; bytes in
+    the gaps are transferred for nothing. Default 16 KiB (docs/performance.md,
+    "Remote stores").
+io_concurrency
+    Stores whose requests wait on a network (``FsspecStore`` on object stores
+    and HTTP, ``ZarrPythonStore``): how many requests the engine keeps in
+    flight at once for one read or write (default 64). ``FsspecStore`` on S3
+    also sizes s3fs's connection pool to this unless ``storage_options`` sets
+    ``config_kwargs={"max_pool_connections": n}``.
 retries
     Remote stores (``FsspecStore``, ``ZarrPythonStore``) retry a request that
     failed transiently (HTTP 5xx or 429, a dropped or reset connection, a
@@ -45,7 +55,9 @@ _DEFAULTS: dict[str, Any] = {
     # write chunks equal to the fill value (False: skip them, delete stale ones)
     "write_empty_chunks": False,
     # sharding partial reads: byte ranges at most this far apart are fetched as one
-    "coalesce_gap": 1 << 20,
+    "coalesce_gap": 16 << 10,
+    # remote stores: requests in flight at once for one read or write
+    "io_concurrency": 64,
     # the most bytes one chunk may decode to (and a codec may allocate for it) when its
     # decoded size is not fixed by the metadata: variable-length strings / bytes, and
     # the bytes→bytes stages of their codec chains (see docs/formats.md, "Bounded decoding")
@@ -74,7 +86,7 @@ def _restore(old: dict[str, Any]) -> Iterator[None]:
         _settings.update(old)
 
 
-_POSITIVE_INT = ("max_chunk_bytes", "max_json_depth")
+_POSITIVE_INT = ("max_chunk_bytes", "max_json_depth", "io_concurrency")
 
 
 def set(**values: Any):  # noqa: A001 - mirrors dask.config.set

@@ -233,3 +233,24 @@ def test_append_to_a_sharded_rectilinear_array_adds_whole_inner_chunks(store):
     again = zarrdask.open_array(a.store, path=a.path)
     np.testing.assert_array_equal(again[...], np.concatenate([x, more]))
     assert again.shards == ((32, 28, 10), (4,))
+
+
+class _LatencyBoundStore(MemoryStore):
+    """A memory store the engine treats as remote: streamed reads and writes,
+    partial shard reads in lockstep batches."""
+
+    latency_bound = True
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_streamed_reads_and_writes_use_each_chunks_shape(monkeypatch, sharded):
+    from zarrdask.core import engine
+
+    monkeypatch.setattr(engine, "GROUP_BYTES", 1)  # every write streams chunk by chunk
+    x = _data((365, 12))
+    kw = dict(chunks=(1, 4), shards=(MONTHS, 12)) if sharded else dict(chunks=(MONTHS, (5, 7)))
+    a = zarrdask.create_array(_LatencyBoundStore(), shape=x.shape, dtype="f8", **kw)
+    a[...] = x
+    np.testing.assert_array_equal(a[...], x)
+    np.testing.assert_array_equal(a[29:62, 3:9], x[29:62, 3:9])  # parts of chunks / shards
+    np.testing.assert_array_equal(a.oindex[[0, 31, 364], [1, 11]], x[np.ix_([0, 31, 364], [1, 11])])

@@ -71,14 +71,16 @@ def test_v3_corrections_accept_valid_documents(change):
 
 
 @pytest.mark.parametrize("change, error", [
-    ({"codecs": []}, "/codecs: [] should be non-empty"),
+    # jsonschema's wording: "should be non-empty" from 4.21, "is too short" before
+    ({"codecs": []}, ("/codecs: [] should be non-empty", "/codecs: [] is too short")),
     ({"shape": [-1]}, "/shape/0: -1 is less than the minimum of 0"),
     ({"node_type": "group"}, "/node_type: 'array' was expected"),
     ({"my_extension": {"x": 1}}, "/my_extension: 'must_understand' is a required property"),
     ({"dimension_names": [1]}, "/dimension_names/0: 1 is not of type 'string', 'null'"),
 ])
 def test_v3_schema_errors(change, error):
-    assert schema_errors({**V3_ARRAY, **change}, 3) == [error]
+    found = schema_errors({**V3_ARRAY, **change}, 3)
+    assert found == [error] or isinstance(error, tuple) and len(found) == 1 and found[0] in error
 
 
 @pytest.mark.parametrize("change", [

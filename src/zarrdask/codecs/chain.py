@@ -134,6 +134,12 @@ class CodecChain(_CodecList, ArrayBytesCodec):
     def decode_partial(self, reader: RangeReader, spec: ChunkSpec, proj: Any, key: str = "") -> np.ndarray | None:
         return self.array_bytes.decode_partial(reader, spec, proj, key)
 
+    @property
+    def partial_steps(self) -> Any:
+        """The array→bytes codec's ``partial_steps`` (a partial read as a
+        generator of request batches, see the sharding codec), or ``None``."""
+        return getattr(self.array_bytes, "partial_steps", None) if self.supports_partial_decode else None
+
     def encode_partial(
         self, old: Any, spec: ChunkSpec, proj: Any, value: np.ndarray, key: str = ""
     ) -> Any:

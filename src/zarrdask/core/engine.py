@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from .._pool import thread_map
+from .._pool import Pipeline, io_map, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
 from ..codecs._buffers import scratch_array
@@ -162,6 +162,22 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
 
     parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]
     whole = [i for i, p in enumerate(projections) if not (in_part and not p.is_complete)]
+    if store.latency_bound:
+        # requests wait on a network: stream them (decode each value as it
+        # arrives), and read parts of chunks in lockstep batches
+        _read_streamed(store, [keys[i] for i in whole], lambda j, value: decode(whole[j], value))
+        steps = getattr(codec, "partial_steps", None)
+        if parts and steps is not None:
+            found = read_consistently_many(
+                store, [keys[i] for i in parts],
+                lambda j: steps(layout.spec_at(spec, projections[parts[j]].coords), projections[parts[j]], keys[parts[j]]),
+            )
+            for j, part in enumerate(found):
+                proj = projections[parts[j]]
+                out[proj.out_selection] = layout.fill_value if part is None else part
+        else:
+            thread_map(read_part, parts)
+        return out
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
     one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES
     groups = [whole] if one_call else list(_batches(whole, per_group))
@@ -173,6 +189,98 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
 #: how often a multi-step read of one value is started again because the value
 #: was replaced while it was being read
 CHANGED_RETRIES = 8
+
+
+def _read_streamed(store: Store, keys: Sequence[str], decode: Callable[[int, Any], None]) -> None:
+    """``decode(i, value of keys[i])`` for every key, each started on the pool
+    as soon as its value arrives (:meth:`Store.iter_many`), so transfers and
+    decoding overlap."""
+    if not keys:
+        return
+    pipeline = Pipeline()
+    try:
+        for i, value in store.iter_many(keys):
+            pipeline.submit(decode, i, value)
+    finally:
+        pipeline.wait()
+
+
+def read_consistently_many(
+    store: Store, keys: Sequence[str], steps_of: Callable[[int], Generator[list, Any, T]]
+) -> list[T]:
+    """:func:`read_consistently` for many keys at once, with a read that takes
+    several steps (``steps_of(i)``: a generator yielding the byte ranges it
+    needs next and returning its result; a codec's ``partial_steps``).
+
+    Every key's first step goes to the store as one batch
+    (:meth:`Store.read_many`), then every key's second step, and so on: a
+    partial read of many shards costs two round trips, not two per shard.
+    Each key is read through its own :meth:`Store.reader`, so its steps come
+    from one version of its value, checked as :func:`read_consistently` does;
+    only the keys whose value changed are read again."""
+    results: dict[int, T] = {}
+    todo = list(range(len(keys)))
+    for _ in range(CHANGED_RETRIES):
+        if not todo:
+            break
+        readers = {i: store.reader(keys[i]) for i in todo}
+        again: list[int] = []
+        try:
+            gens = {i: steps_of(i) for i in todo}
+            pending = {i: next(gens[i]) for i in todo}
+            suspect: dict[int, CorruptChunkError] = {}
+            while pending:
+                order = list(pending)
+                answers = store.read_many([(readers[i], pending[i]) for i in order])
+
+                def advance(j: int) -> tuple[str, Any]:
+                    i, answer = order[j], answers[j]
+                    if isinstance(answer, ValueChangedError):
+                        return "again", None
+                    try:
+                        return "next", gens[i].send(answer)
+                    except StopIteration as done:
+                        return "done", done.value
+                    except ValueChangedError:
+                        return "again", None
+                    except CorruptChunkError as e:
+                        return "corrupt", e
+
+                pending = {}
+                # the last step decodes: one pool task per key
+                for i, (what, value) in zip(order, thread_map(advance, range(len(order)))):
+                    if what == "next":
+                        pending[i] = value
+                    elif what == "done":
+                        results[i] = value
+                    elif what == "corrupt":
+                        suspect[i] = value
+                    else:
+                        again.append(i)
+            # verifying readers: was the value replaced while it was read?
+            check = [i for i in (*results.keys(), *suspect) if i in readers and not readers[i].exact]
+            same = dict(zip(check, io_map(lambda i: readers[i].unchanged(), check))) if store.latency_bound else {
+                i: readers[i].unchanged() for i in check
+            }
+            for i, error in suspect.items():
+                if readers[i].exact or same[i]:
+                    raise error
+                again.append(i)  # read from two versions of the value
+            for i, ok in same.items():
+                if not ok and i in results:
+                    del results[i]
+                    again.append(i)
+        finally:
+            for reader in readers.values():
+                reader.close()
+        todo = sorted(again)
+    if todo:
+        key = keys[todo[0]]
+        raise ValueChangedError(
+            f"{store!r}: key {key!r} was replaced {CHANGED_RETRIES} times while it was being read; "
+            "its index and data could not be read from one version", key=key,
+        )
+    return [results[i] for i in range(len(keys))]
 
 
 def read_consistently(store: Store, key: str, read_with: Callable[[RangeReader], T]) -> T:
@@ -245,6 +353,11 @@ def write(
             _store_encoded(store, keys, encoded)
 
     per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    if store.latency_bound and len(projections) > per_group and all(p.is_complete for p in projections):
+        # more than one group: stream (a write of one group keeps "encode
+        # everything, then store": a chunk that fails to encode stores nothing)
+        _write_streamed(store, layout, projections, spec, value)
+        return
     if all(p.is_complete for p in projections):
         # nothing to read: each pool task encodes and stores its own group, so
         # encoding overlaps writing and encoded chunks never pile up
@@ -268,6 +381,37 @@ def write(
                                     value[(*proj.out_selection, Ellipsis)], keys[i])
 
             _store_encoded(store, keys, thread_map(work, range(len(group))))
+
+
+def _write_streamed(
+    store: Store, layout: ChunkLayout, projections: Sequence[ChunkProjection], spec: ChunkSpec, value: Any
+) -> None:
+    """Whole chunks to a store whose requests wait on a network: each chunk is
+    handed to the store's uploads as soon as the pool has encoded it, so
+    encoding and uploading overlap and up to ``io_concurrency`` uploads are in
+    flight. Returns once every chunk is stored (or deleted, when all fill)."""
+    keys = [layout.chunk_key(p.coords) for p in projections]
+    codec = layout.codec
+    empty: list[str] = []
+    with store.locked(keys, across_processes=False), store.uploads() as uploads:
+
+        def encode(i: int) -> None:
+            p = projections[i]
+            encoded = update_chunk(codec, None, layout.spec_at(spec, p.coords), p, value[(*p.out_selection, Ellipsis)],
+                                   keys[i])
+            if encoded is None:
+                empty.append(keys[i])
+            else:
+                uploads.set(keys[i], encoded)
+
+        pipeline = Pipeline()
+        try:
+            for i in range(len(projections)):
+                pipeline.submit(encode, i)
+        finally:
+            pipeline.wait()
+        if empty:
+            store.delete_many(sorted(empty))
 
 
 def rewrite(

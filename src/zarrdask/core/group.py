@@ -12,13 +12,21 @@ member is seen; other changes made elsewhere are not (call
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from ..errors import ContainsArrayError, NodeNotFoundError, StoreError
 from ..storage.abc import Store
 from ..storage.keys import join_path, normalize_path
 from .array import Array
+from .._pool import io_map
 from .nodes import Node, NodeDocs, node_name, read_node, read_nodes
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    return [fn(x) for x in items]
 
 _META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
 
@@ -80,6 +88,44 @@ class Group(Node):
             )
         return node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
 
+    def open_members(self, names: Iterable[str]) -> dict[str, "Array | Group"]:
+        """The members ``names`` (relative paths, as for ``group[name]``), read
+        with one batched store call: on a remote store, opening a hundred
+        arrays costs one round trip instead of a hundred in a row.
+
+        Returns
+        -------
+        dict
+            ``{name: Array or Group}`` in the order of ``names``.
+
+        Raises
+        ------
+        NodeNotFoundError
+            Naming every one of ``names`` that is not a member.
+
+        Examples
+        --------
+        >>> import zarrdask
+        >>> g = zarrdask.group(zarrdask.MemoryStore())
+        >>> for name in "abc":
+        ...     _ = g.create_array(name, shape=(2,), dtype="i1")
+        >>> sorted(g.open_members(["a", "c"]))
+        ['a', 'c']
+        """
+        names = list(dict.fromkeys(names))
+        if self._consolidated is not None:
+            return {name: self[name] for name in names}
+        paths = [self._child_path(name) for name in names]
+        nodes = read_nodes(self._store, paths, self.zarr_format)
+        missing = [name for name, node in zip(names, nodes) if node is None]
+        if missing:
+            shown = ", ".join(repr(n) for n in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise NodeNotFoundError(f"group {self.name!r} has no member(s) {shown} ({len(missing)} missing)")
+        return {
+            name: node_from_docs(self._store, node, read_only=self._read_only)  # type: ignore[arg-type]
+            for name, node in zip(names, nodes)
+        }
+
     def get(self, name: str, default: Any = None) -> Any:
         try:
             return self[name]
@@ -113,6 +159,8 @@ class Group(Node):
         named by its path relative to this group.
         """
         out: list[tuple[str, Array | Group]] = []
+        if self._consolidated is None:
+            return self._walk(max_depth)
         for name, node in self._children():
             below = None if self._consolidated is None else _below(self._consolidated, name)
             child = node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
@@ -121,6 +169,46 @@ class Group(Node):
                 sub = child.members(None if max_depth is None else max_depth - 1)
                 out.extend((f"{name}/{n}", c) for n, c in sub)
         return tuple(sorted(out, key=lambda x: x[0]))
+
+    def _walk(self, max_depth: int | None) -> tuple[tuple[str, "Array | Group"], ...]:
+        """:meth:`members` read level by level: the groups of one level are
+        listed concurrently and all their children's documents are read in one
+        batched call, so a remote hierarchy costs two round trips per level."""
+        self._children_listable()
+        store = self._store
+        out: list[tuple[str, Array | Group]] = []
+        level: list[tuple[str, Group]] = [("", self)]
+        depth = 0
+        while level:
+            listings = (io_map if store.latency_bound else _serial_map)(
+                lambda item: [n for n in store.list_dir(item[1]._path) if n not in _META_NAMES], level
+            )
+            rels = [f"{prefix}{n}" for (prefix, _), names in zip(level, listings) for n in names]
+            paths = [join_path(group._path, n) for (_, group), names in zip(level, listings) for n in names]
+            # each group's format: children of a v2 group are v2 documents (and v3 ones of v3)
+            formats = [group.zarr_format for (_, group), names in zip(level, listings) for _ in names]
+            nodes: list[NodeDocs | None] = [None] * len(paths)
+            for fmt in sorted(set(formats)):
+                idx = [i for i, f in enumerate(formats) if f == fmt]
+                for i, node in zip(idx, read_nodes(store, [paths[i] for i in idx], fmt)):
+                    nodes[i] = node
+            level = []
+            for rel, node in zip(rels, nodes):
+                if node is None:
+                    continue
+                child = node_from_docs(store, node, read_only=self._read_only)
+                out.append((rel, child))
+                if isinstance(child, Group) and (max_depth is None or depth < max_depth):
+                    level.append((rel + "/", child))
+            depth += 1
+        return tuple(sorted(out, key=lambda x: x[0]))
+
+    def _children_listable(self) -> None:
+        if not self._store.listable:
+            raise StoreError(
+                f"group {self.name!r}: {self._store!r} cannot list its keys, so members are unknown; "
+                "open the group from a listable store or with consolidated metadata"
+            )
 
     def keys(self) -> Iterator[str]:
         return iter(sorted(n for n, _ in self._children()))
@@ -196,9 +284,14 @@ class Group(Node):
     def tree(self, level: int | None = None) -> "Tree":
         """A text tree of the hierarchy below this group (``level`` limits the depth)."""
         lines = [self.name if self._path else "/"]
+        # every member down to the depth shown, read in batches (one per level)
+        below: dict[str, list[tuple[str, Array | Group]]] = {}
+        for rel, node in self.members(None if level is None else max(level - 1, 0)):
+            parent, _, name = rel.rpartition("/")
+            below.setdefault(parent, []).append((name, node))
 
-        def walk(group: Group, prefix: str, depth: int) -> None:
-            children = group.members()
+        def walk(rel: str, prefix: str, depth: int) -> None:
+            children = sorted(below.get(rel, []), key=lambda x: x[0])
             for i, (name, child) in enumerate(children):
                 last = i == len(children) - 1
                 branch = "└── " if last else "├── "
@@ -207,9 +300,9 @@ class Group(Node):
                 else:
                     lines.append(f"{prefix}{branch}{name}")
                     if level is None or depth + 1 < level:
-                        walk(child, prefix + ("    " if last else "│   "), depth + 1)
+                        walk(f"{rel}/{name}" if rel else name, prefix + ("    " if last else "│   "), depth + 1)
 
-        walk(self, "", 0)
+        walk("", "", 0)
         return Tree("\n".join(lines))
 
     @property

@@ -6,7 +6,8 @@ ancestor group. Zarr v3 (zarr-specs v3 core, "Storage" and "Hierarchy"): every
 node is one ``zarr.json`` document holding its attributes; there are no implicit
 groups, so a path without ``zarr.json`` is not a node.
 
-Every lookup reads all candidate documents of a node in one batched store call.
+Lookups are batched: the documents of many nodes are read with one store call
+(per format, when the format is not known: ``zarr.json`` first).
 """
 
 from __future__ import annotations
@@ -165,16 +166,39 @@ def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
 
 
 def read_nodes(
-    store: Store, paths: list[str], zarr_format: int | None = None, *, consolidated: bool = False
+    store: Store, paths: list[str], zarr_format: int | None = None, *, consolidated: bool = False,
+    at_once: bool | None = None,
 ) -> list[NodeDocs | None]:
-    """The nodes at ``paths`` (``None`` where there is none), in one store call.
+    """The nodes at ``paths`` (``None`` where there is none), in one batched
+    store call per format: with ``zarr_format=None`` every ``zarr.json`` first
+    (one request per path: a v3 hierarchy costs one round trip), then the v2
+    documents of the paths that have none. ``at_once=True`` asks for the
+    documents of both formats in one call (one round trip whatever the format,
+    four requests per path); the default (``None``) does so on stores whose
+    requests cost nothing but a function call (``not store.latency_bound``:
+    memory, local files, zip), and asks for v3 first on remote ones, where
+    every request is a billed round trip (docs/performance.md, "Remote stores").
 
     With ``consolidated=True`` a group's consolidated metadata (v2 ``.zmetadata``,
     v3 inline ``consolidated_metadata``) is read in the same call and parsed
     into :attr:`NodeDocs.consolidated`.
     """
-    keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
+    if zarr_format is not None or not paths:
+        at_once = True
+    elif at_once is None:
+        at_once = not store.latency_bound
+    if at_once:
+        keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
+        found = dict(zip(keys, store.get_many(keys)))
+        return [_parse(p, found, consolidated) for p in paths]
+    # the format is unknown: v3 first (one request per node), the v2 documents
+    # only of the paths without zarr.json
+    keys = [key_of(p, ZARR_JSON) for p in paths]
     found = dict(zip(keys, store.get_many(keys)))
+    rest = [p for p in paths if found[key_of(p, ZARR_JSON)] is None]
+    if rest:
+        keys = [k for p in rest for k in _candidate_keys(p, 2, consolidated)]
+        found.update(zip(keys, store.get_many(keys)))
     return [_parse(p, found, consolidated) for p in paths]
 
 
@@ -237,7 +261,7 @@ def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, 
         for segment in path.split("/") if path else ():
             validate_node_name(segment)
     paths = [*ancestors(path), path]
-    nodes = read_nodes(store, paths)
+    nodes = read_nodes(store, paths, at_once=True)
     existing = nodes[-1]
     if existing is not None and not overwrite:
         err = ContainsArrayError if existing.node_type == "array" else ContainsGroupError

@@ -72,6 +72,7 @@ import threading
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
+from .._pool import io_executor, io_map, io_unordered
 from ..errors import ReadOnlyError, StoreError, ValueChangedError
 from .byte_range import ByteRequest, slice_ranges
 from .keys import validate_key
@@ -353,6 +354,52 @@ class Store(ABC):
                 names.add(rest.split("/", 1)[0])
         return sorted(names)
 
+    # -- scheduled I/O ------------------------------------------------------
+    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+        """``(i, value of keys[i])`` pairs in the order the values arrive
+        (``None``: missing), so a caller can decode one value while others are
+        still on their way. Stores whose requests wait on a network
+        (:attr:`latency_bound`) keep up to ``io_concurrency`` requests in flight;
+        others read everything with one :meth:`get_many` call."""
+        if not self.latency_bound or len(keys) <= 1:
+            yield from enumerate(self.get_many(keys))
+            return
+        yield from io_unordered(lambda key: self.get_many([key])[0], list(keys))
+
+    def read_many(
+        self, reads: Sequence[tuple[ValueReader, Sequence[ByteRequest]]]
+    ) -> list[list[bytes] | None | ValueChangedError]:
+        """``reader.read(ranges)`` for every pair, as one batch: concurrently
+        (up to ``io_concurrency`` at once) where requests wait on a network,
+        one after another otherwise. A reader whose value changed gives its
+        :class:`~zarrdask.errors.ValueChangedError` in its place (so only that
+        value is read again); any other failure raises."""
+
+        def one(item: tuple[ValueReader, Sequence[ByteRequest]]) -> list[bytes] | None | ValueChangedError:
+            reader, ranges = item
+            try:
+                return reader.read(ranges)
+            except ValueChangedError as e:
+                return e
+
+        items = list(reads)
+        if self.latency_bound:
+            return io_map(one, items)
+        return [one(item) for item in items]
+
+    def uploads(self) -> "Uploads":
+        """A context for writes handed over one value at a time as they are
+        encoded (``up.set(key, value)``); stores with :attr:`latency_bound`
+        upload them in the background (up to ``io_concurrency`` at once) while
+        the caller encodes the next. Leaving the context waits until every
+        value is stored and raises the first failure: nothing is reported
+        written before the store accepted it."""
+        return Uploads(self)
+
+    #: requests wait on a network (object stores, HTTP): the engine issues a
+    #: batch's requests concurrently and decodes responses as they arrive
+    latency_bound: bool = False
+
     # -- multi-step reads and locks ----------------------------------------
     def reader(self, key: str) -> ValueReader:
         """A :class:`ValueReader` of ``key``: several reads from one version of
@@ -409,3 +456,62 @@ class Store(ABC):
         from .wrappers import ReadOnlyStore
 
         return ReadOnlyStore(self)
+
+
+class Uploads:
+    """Values stored one at a time, in the background where the store's
+    requests wait on a network; see :meth:`Store.uploads`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._background = store.latency_bound
+        self._futures: list = []
+        self._gate: threading.BoundedSemaphore | None = None
+
+    def set(self, key: str, value: bytes) -> None:
+        """Store ``value`` under ``key`` (maybe later: leave the context to be sure)."""
+        if not self._background:
+            self.store.set(key, value)
+            return
+        if self._gate is None:
+            pool = io_executor()
+            self._gate = threading.BoundedSemaphore(pool._max_workers)
+        self._gate.acquire()  # at most io_concurrency values held here at once
+        gate = self._gate
+
+        def run() -> None:
+            try:
+                self.store.set(key, value)
+            finally:
+                gate.release()
+
+        try:
+            self._futures.append(io_executor().submit(run))
+        except BaseException:
+            gate.release()
+            raise
+
+    def wait(self) -> None:
+        """Return when every value handed over is stored; raise the first failure."""
+        futures, self._futures = self._futures, []
+        error: BaseException | None = None
+        for future in futures:
+            try:
+                future.result()
+            except BaseException as e:
+                if error is None:
+                    error = e
+        if error is not None:
+            raise error
+
+    def __enter__(self) -> "Uploads":
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.wait()
+            return
+        try:  # the body failed: let started uploads finish, keep the body's error
+            self.wait()
+        except BaseException:
+            pass

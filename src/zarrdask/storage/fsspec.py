@@ -79,6 +79,28 @@ def _whole_read_kwargs(fs: Any) -> dict[str, Any]:
     return {"max_concurrency": 1} if "max_concurrency" in params else {}
 
 
+_IN_PROCESS = frozenset({"file", "local", "memory"})
+
+
+def _pooled(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with s3fs's connection pool sized for parallel work.
+
+    botocore keeps at most 10 connections per client by default, so an S3
+    batch of 64 requests would wait for connections; ask for as many as the
+    setting ``io_concurrency`` (an explicit
+    ``config_kwargs={"max_pool_connections": n}`` wins)."""
+    from .. import config
+
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if "::" in url or scheme not in ("s3", "s3a"):
+        return options
+    config_kwargs = dict(options.get("config_kwargs") or {})
+    if "max_pool_connections" in config_kwargs:
+        return options
+    config_kwargs["max_pool_connections"] = max(10, int(config.get("io_concurrency")))
+    return {**options, "config_kwargs": config_kwargs}
+
+
 def _protocols(fs: Any) -> tuple[str, ...]:
     protocol = fs.protocol
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
@@ -128,7 +150,7 @@ class FsspecStore(Store):
             raise TypeError(f"FsspecStore needs a URL string, got {type(url).__name__}")
         self.url: str | None = url
         self.storage_options = dict(storage_options or {})
-        fs, root = fsspec.core.url_to_fs(url, **self.storage_options)
+        fs, root = fsspec.core.url_to_fs(url, **_pooled(url, self.storage_options))
         self._setup(fs, root, read_only)
 
     @classmethod
@@ -166,13 +188,16 @@ class FsspecStore(Store):
         # strip a child path and drop the child's name ("x").
         self._prefix = fs._strip_protocol(f"{self.root.rstrip('/')}/x")[:-1]
         self._read_kwargs = _whole_read_kwargs(fs)
+        # every protocol but the in-process ones waits on a network or a disk
+        # served by another process: issue its requests concurrently
+        self.latency_bound = not set(_protocols(fs)) & _IN_PROCESS
 
     @property
     def fs(self) -> Any:
         """The fsspec file system (recreated lazily after unpickling)."""
         fs = self._fs
         if fs is None:
-            fs, _ = fsspec.core.url_to_fs(self.url, **self.storage_options)
+            fs, _ = fsspec.core.url_to_fs(self.url, **_pooled(self.url, self.storage_options))
             self._fs = fs
         return fs
 
@@ -270,6 +295,50 @@ class FsspecStore(Store):
             else:
                 out.append(bytes(value) if not isinstance(value, bytes) else value)
         return out
+
+    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+        """Values as they arrive: one request per key on the file system's
+        event loop, at most ``io_concurrency`` in flight (started as earlier
+        ones are consumed). A request that failed is made again through
+        :meth:`get_many` (retried if transient, a ``StoreError`` otherwise)."""
+        fs = self.fs
+        paths = [self._path(key) for key in keys]
+        if (not self.latency_bound or len(paths) <= 1 or not getattr(fs, "async_impl", False)
+                or any(_has_magic(p) for p in paths)):
+            yield from super().iter_many(keys)
+            return
+        import asyncio
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from .. import config
+
+        limit = max(1, int(config.get("io_concurrency")))
+        kwargs = self._read_kwargs
+
+        def start(i: int) -> Any:
+            return asyncio.run_coroutine_threadsafe(fs._cat_file(paths[i], **kwargs), fs.loop)
+
+        todo = iter(range(len(paths)))
+        running = {start(i): i for _, i in zip(range(limit), todo)}
+        try:
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    i = running.pop(future)
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        running[start(nxt)] = nxt
+                    error = future.exception()
+                    if error is None:
+                        value = future.result()
+                        yield i, value if isinstance(value, bytes) else bytes(value)
+                    elif isinstance(error, _MISSING):
+                        yield i, None
+                    else:  # transient or not: the batched path retries or names the key
+                        yield i, self.get_many([keys[i]])[0]
+        finally:
+            for future in running:
+                future.cancel()
 
     def _cat(self, paths: list[str]) -> list[Any]:
         """Whole values of ``paths`` in one call: bytes, ``None`` or an exception each."""

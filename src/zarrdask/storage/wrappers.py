@@ -96,6 +96,10 @@ class WrapperStore(Store):
     def supports_partial_reads(self) -> bool:
         return self.store.supports_partial_reads
 
+    @property  # type: ignore[override]
+    def latency_bound(self) -> bool:
+        return self.store.latency_bound
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.store!r})"
 
@@ -146,6 +150,9 @@ class WrapperStore(Store):
 
     def reader(self, key: str) -> ValueReader:
         return self.store.reader(key)
+
+    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+        return self.store.iter_many(self._inner_keys([validate_key(key) for key in keys]))
 
     def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         keys = [validate_key(key) for key in keys]
@@ -431,6 +438,15 @@ class CountingStore(WrapperStore):
 
     def get(self, key: str) -> bytes | None:
         return self.get_many([key])[0]
+
+    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+        keys = list(keys)
+        self._add(get_many_calls=1, keys_requested=len(keys))
+        self._log("get_many (streamed) %d keys %s", len(keys), self._shown(keys))
+        for i, value in self.store.iter_many(keys):
+            if value is not None:
+                self._add(bytes_read=len(value))
+            yield i, value
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         values = self.store.get_ranges(key, ranges)

@@ -255,6 +255,8 @@ class ZarrPythonStore(Store):
         self.writable = bool(not read_only and not zarr_store.read_only and zarr_store.supports_writes)
         self.listable = bool(zarr_store.supports_listing)
         self.supports_partial_reads = bool(getattr(zarr_store, "supports_partial_reads", True))
+        # zarr-python's stores over fsspec or obstore wait on a network
+        self.latency_bound = type(zarr_store).__name__ in ("FsspecStore", "ObjectStore")
 
     @property
     def supports_consolidated_metadata(self) -> bool:

@@ -19,6 +19,9 @@ with one prefix or suffix range request (its size follows from the index
 codecs), then only the inner chunks needed, with byte ranges that lie close
 together (setting ``coalesce_gap``) merged into one request; all of them go to
 the store in one ``get_ranges`` call, which remote stores serve concurrently.
+:meth:`ShardingCodec.partial_steps` is the same read as a generator of
+request batches, so the engine can read the indexes of every shard a
+selection touches in one batch, then all their inner chunks in another.
 
 Writing part of a shard (:meth:`ShardingCodec.encode_partial`) re-encodes only
 the inner chunks the write touches and copies the others' bytes unchanged.
@@ -29,7 +32,7 @@ left out; readers accept any order and gaps.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Generator, Sequence
 
 import numpy as np
 
@@ -38,7 +41,7 @@ from ..._pool import thread_map
 from ...errors import CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...metadata.limits import check_chunk_bytes
-from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
+from ...storage.byte_range import ByteRequest, RangeRequest, SuffixRequest, coalesce
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, RangeReader, update_chunk
 from ..chain import CodecChain, PendingCodecChain
 from .index import MAX_UINT64, ShardIndex
@@ -288,13 +291,16 @@ class ShardingCodec(ArrayBytesCodec):
         size = self.index_size(spec)
         request = RangeRequest(0, size) if self.index_location == "start" else SuffixRequest(size)
         got = reader.read([request])
-        if got is None:
-            return None
-        if len(got[0]) != size:
+        return None if got is None else self._parse_index(got[0], spec, key)
+
+    def _parse_index(self, data: Any, spec: ChunkSpec, key: str) -> ShardIndex:
+        """The index from the bytes of its prefix or suffix request."""
+        size = self.index_size(spec)
+        if len(data) != size:
             raise CorruptChunkError(
-                f"shard {key!r}: truncated: {len(got[0])} bytes, shorter than its {size}-byte index"
+                f"shard {key!r}: truncated: {len(data)} bytes, shorter than its {size}-byte index"
             )
-        index = self._decode_index(got[0], spec, key)
+        index = self._decode_index(data, spec, key)
         index.check(None, key)
         return index
 
@@ -312,9 +318,28 @@ class ShardingCodec(ArrayBytesCodec):
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: ChunkProjection, key: str = ""
     ) -> np.ndarray | None:
-        index = self._fetch_index(reader, spec, key)
-        if index is None:
+        steps = self.partial_steps(spec, proj, key)
+        try:
+            requests = next(steps)
+            while True:
+                requests = steps.send(reader.read(requests))
+        except StopIteration as done:
+            return done.value
+
+    def partial_steps(
+        self, spec: ChunkSpec, proj: ChunkProjection, key: str = ""
+    ) -> Generator[list[ByteRequest], list[bytes] | None, np.ndarray | None]:
+        """:meth:`decode_partial` as steps: the generator yields the byte
+        ranges it needs next (the index; then the inner chunks, coalesced), is
+        sent their bytes (``None``: no shard) and returns the decoded part.
+        A caller reading many shards runs every shard's first step as one
+        batch, then every second step, so the round trips do not add up."""
+        size = self.index_size(spec)
+        request = RangeRequest(0, size) if self.index_location == "start" else SuffixRequest(size)
+        got = yield [request]
+        if got is None:
             return None
+        index = self._parse_index(got[0], spec, key)
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         out = np.empty(indexer.out_shape, dtype=spec.dtype)
         inner_projs = list(indexer)
@@ -330,7 +355,7 @@ class ShardingCodec(ArrayBytesCodec):
         if not wanted:
             return out
         groups = coalesce([(off, off + n) for _, off, n in wanted], config.get("coalesce_gap"))
-        blobs = reader.read([RangeRequest(start, stop - start) for start, stop, _ in groups])
+        blobs = yield [RangeRequest(start, stop - start) for start, stop, _ in groups]
         if blobs is None:  # the shard vanished between the two requests
             return None
         pieces: list[Any] = [None] * len(wanted)

@@ -1,0 +1,366 @@
+"""Remote benchmark: zarrdask, zarr-python 3 and tensorstore against a
+latency-injecting HTTP range server and a latency proxy in front of moto's S3
+server, with request counts and bytes transferred measured on the servers.
+
+    python -m benchmarks.remote --latency 0 20 --repeat 3
+
+Data: float32 4096x4096, bytes + zstd level 1 (compressible data from
+``benchmarks.cases.make_data``): ``chunked`` (256 chunks of 256x256),
+``sharded`` (4 shards of 2048x2048, inner chunks 256x256, index at the end),
+and a v3 group of 100 small arrays without consolidated metadata. Each
+implementation runs in its own process, moto in another; the HTTP server and
+the proxy run in this one. Times are the best of ``--repeat``; requests and
+bytes are those of the last repetition (they do not vary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+
+SIZE = 4096
+CHUNK = 256
+SHARD = 2048
+WINDOW = (slice(1536, 2560), slice(1536, 2560))  # 1024x1024, 2x2 inner chunks in each of 4 shards
+N_ARRAYS = 100
+BUCKET = "zarrdask-bench"
+IMPLS = ("zarrdask", "zarr-python", "tensorstore")
+OPS = (
+    ("open100", "open 100 arrays of a non-consolidated group by name"),
+    ("open1", "open an array (format not given)"),
+    ("window", "1024² window across 4 shards (2x2 inner chunks in each)"),
+    ("read_sharded", "full read, sharded (4 shards)"),
+    ("read_chunked", "full read, 256 chunks"),
+    ("write_chunked", "S3 write, 256 chunks"),
+    ("write_sharded", "S3 write, sharded"),
+)
+_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+}
+_ZSTD = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
+
+
+def _data() -> np.ndarray:
+    from .cases import make_data
+
+    return make_data(SIZE)
+
+
+# -- the data served ---------------------------------------------------------
+def prepare(root: str) -> dict:
+    import zarrdask
+
+    data = _data()
+    a = zarrdask.create_array(os.path.join(root, "chunked.zarr"), shape=data.shape, dtype="f4",
+                              chunks=(CHUNK, CHUNK), compressors=_ZSTD, fill_value=0)
+    a[...] = data
+    s = zarrdask.create_array(os.path.join(root, "sharded.zarr"), shape=data.shape, dtype="f4",
+                              chunks=(CHUNK, CHUNK), shards=(SHARD, SHARD), compressors=_ZSTD, fill_value=0)
+    s[...] = data
+    g = zarrdask.open_group(os.path.join(root, "group.zarr"), mode="w")
+    for i in range(N_ARRAYS):
+        g.create_array(f"a{i:03d}", shape=(100,), dtype="f4", chunks=(100,))
+    return {"needed_window_bytes": _window_bytes(os.path.join(root, "sharded.zarr"))}
+
+
+def _window_bytes(path: str) -> int:
+    """Bytes of the inner chunks the window needs, plus the indexes of their shards."""
+    cps = SHARD // CHUNK
+    index_size = cps * cps * 16 + 4
+    total = 0
+    rows = range(WINDOW[0].start // CHUNK, (WINDOW[0].stop - 1) // CHUNK + 1)
+    cols = range(WINDOW[1].start // CHUNK, (WINDOW[1].stop - 1) // CHUNK + 1)
+    shards = set()
+    for r in rows:
+        for c in cols:
+            shard = (r // cps, c // cps)
+            with open(os.path.join(path, "c", str(shard[0]), str(shard[1])), "rb") as f:
+                raw = f.read()
+            entries = np.frombuffer(raw[-index_size:-4], dtype="<u8").reshape(cps, cps, 2)
+            total += int(entries[r % cps, c % cps, 1])
+            shards.add(shard)
+    return total + len(shards) * index_size
+
+
+# -- one implementation, in its own process ------------------------------------------
+class Worker:
+    def __init__(self, impl: str, http: str, s3: str) -> None:
+        self.impl, self.http, self.s3 = impl, http, s3
+        self.data = _data()
+        self.n = 0
+        self.handles: dict = {}
+
+    def _fresh(self, what: str) -> str:
+        self.n += 1
+        return f"{self.impl}/{what}-{self.n}-{uuid.uuid4().hex[:6]}.zarr"
+
+    # zarrdask --------------------------------------------------------------
+    def zd(self, op: str) -> None:
+        import zarrdask
+
+        if op == "open100":
+            g = zarrdask.open_group(f"{self.http}/group.zarr", mode="r")
+            g.open_members([f"a{i:03d}" for i in range(N_ARRAYS)])
+        elif op == "open1":
+            zarrdask.open_array(f"{self.http}/chunked.zarr", mode="r")
+        elif op.startswith("write_"):
+            shards = (SHARD, SHARD) if op == "write_sharded" else None
+            options = {"endpoint_url": self.s3, "key": "x", "secret": "y", "use_listings_cache": False}
+            a = zarrdask.create_array(f"s3://{BUCKET}/{self._fresh(op)}", shape=self.data.shape, dtype="f4",
+                                      chunks=(CHUNK, CHUNK), shards=shards, compressors=_ZSTD, fill_value=0,
+                                      storage_options=options)
+            a[...] = self.data
+        else:
+            self._read(op)
+
+    def zd_open(self, name: str):
+        import zarrdask
+
+        return zarrdask.open_array(f"{self.http}/{name}.zarr", mode="r")
+
+    # zarr-python -----------------------------------------------------------
+    def zp(self, op: str) -> None:
+        import zarr
+        from zarr.codecs import ZstdCodec
+
+        if op == "open100":
+            g = zarr.open_group(f"{self.http}/group.zarr", mode="r")
+            [g[f"a{i:03d}"] for i in range(N_ARRAYS)]
+        elif op == "open1":
+            zarr.open_array(f"{self.http}/chunked.zarr", mode="r")
+        elif op.startswith("write_"):
+            shards = (SHARD, SHARD) if op == "write_sharded" else None
+            a = zarr.create_array(
+                f"s3://{BUCKET}/{self._fresh(op)}", shape=self.data.shape, dtype="f4", chunks=(CHUNK, CHUNK),
+                shards=shards, compressors=ZstdCodec(level=1), fill_value=0,
+                storage_options={"endpoint_url": self.s3, "key": "x", "secret": "y"},
+            )
+            a[...] = self.data
+        else:
+            self._read(op)
+
+    def zp_open(self, name: str):
+        import zarr
+
+        return zarr.open_array(f"{self.http}/{name}.zarr", mode="r")
+
+    def _read(self, op: str) -> None:
+        if op == "window":
+            self.handles["sharded"][WINDOW]
+        elif op == "read_sharded":
+            self.handles["sharded"][...]
+        elif op == "read_chunked":
+            self.handles["chunked"][...]
+        else:
+            raise ValueError(op)
+
+    # tensorstore -------------------------------------------------------------
+    def _ts_http(self, path: str) -> dict:
+        return {"driver": "zarr3", "kvstore": {"driver": "http", "base_url": self.http, "path": path}}
+
+    def ts(self, op: str) -> None:
+        import tensorstore as ts
+
+        if op == "open100":
+            futures = [ts.open(self._ts_http(f"group.zarr/a{i:03d}/"), read=True) for i in range(N_ARRAYS)]
+            [f.result() for f in futures]
+        elif op == "open1":
+            ts.open(self._ts_http("chunked.zarr/"), read=True).result()
+        elif op == "window":
+            self.handles["sharded"][WINDOW].read().result()
+        elif op == "read_sharded":
+            self.handles["sharded"].read().result()
+        elif op == "read_chunked":
+            self.handles["chunked"].read().result()
+        elif op.startswith("write_"):
+            inner = [{"name": "bytes", "configuration": {"endian": "little"}}, *_ZSTD]
+            if op == "write_sharded":
+                codecs = [{"name": "sharding_indexed", "configuration": {
+                    "chunk_shape": [CHUNK, CHUNK], "codecs": inner,
+                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                    "index_location": "end"}}]
+                grid = [SHARD, SHARD]
+            else:
+                codecs, grid = inner, [CHUNK, CHUNK]
+            spec = {
+                "driver": "zarr3",
+                "kvstore": {"driver": "s3", "bucket": BUCKET, "path": self._fresh(op) + "/",
+                            "endpoint": self.s3, "aws_region": "us-east-1"},
+                "metadata": {"shape": [SIZE, SIZE], "data_type": "float32",
+                             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": grid}},
+                             "codecs": codecs, "fill_value": 0},
+                "create": True, "delete_existing": True,
+            }
+            ts.open(spec).result().write(self.data).result()
+
+    def ts_open(self, name: str):
+        import tensorstore as ts
+
+        return ts.open(self._ts_http(f"{name}.zarr/"), read=True).result()
+
+    # ---------------------------------------------------------------------
+    def run(self) -> None:
+        short = {"zarrdask": "zd", "zarr-python": "zp", "tensorstore": "ts"}[self.impl]
+        fn = getattr(self, short)
+        opener = getattr(self, short + "_open")
+        for line in sys.stdin:
+            op = line.strip()
+            if not op:
+                continue
+            if op == "prepare":  # open the arrays read from (not timed, not counted)
+                self.handles = {name: opener(name) for name in ("chunked", "sharded")}
+                print(json.dumps({"ok": True}), flush=True)
+                continue
+            try:
+                t0 = time.perf_counter()
+                fn(op)
+                ms = (time.perf_counter() - t0) * 1000
+                print(json.dumps({"ms": ms}), flush=True)
+            except Exception as e:  # reported in the table, the run goes on
+                print(json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
+
+
+# -- the run -----------------------------------------------------------------
+def _start_moto() -> tuple[subprocess.Popen, str]:
+    """moto's S3 server in a process of its own (in this one it would compete
+    for the GIL with the proxy)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    os.environ.update(_AWS_ENV)
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=url, region_name="us-east-1")
+    for _ in range(400):
+        try:
+            client.create_bucket(Bucket=BUCKET)
+            break
+        except Exception:
+            time.sleep(0.05)
+    return server, url
+
+
+def run(latencies: list[float], repeat: int, impls: list[str], ops: list[str]) -> dict:
+    from .remote_servers import serve_files, serve_proxy, url_of
+
+    results: dict = {"latencies_ms": latencies, "repeat": repeat, "rows": {}}
+    moto, moto_url = _start_moto()
+    try:
+        with tempfile.TemporaryDirectory(prefix="zarrdask-remote-") as root:
+            results.update(prepare(root))
+            with serve_files(root) as files, serve_proxy(moto_url) as proxy:
+                for latency in latencies:
+                    files.delay = proxy.delay = latency / 1000
+                    for impl in impls:
+                        _run_impl(impl, ops, repeat, latency, files, proxy, url_of, results)
+    finally:
+        moto.terminate()
+        moto.wait(10)
+    return results
+
+
+def _run_impl(impl, ops, repeat, latency, files, proxy, url_of, results) -> None:
+    env = dict(os.environ, **_AWS_ENV, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.remote", "--worker", impl, "--http", url_of(files), "--s3", url_of(proxy)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )
+
+    def ask(op: str) -> dict:
+        worker.stdin.write(op + "\n")
+        worker.stdin.flush()
+        return json.loads(worker.stdout.readline())
+
+    try:
+        ask("prepare")
+        for op in ops:
+            best, stats, error = None, None, None
+            for _ in range(repeat):
+                files.stats.reset()
+                proxy.stats.reset()
+                answer = ask(op)
+                server = proxy if op.startswith("write_") else files
+                stats = server.stats.snapshot()
+                if "error" in answer:
+                    error = answer["error"]
+                    break
+                best = answer["ms"] if best is None else min(best, answer["ms"])
+            results["rows"].setdefault(op, {}).setdefault(str(latency), {})[impl] = {
+                "ms": best, "error": error, **(stats or {})}
+            shown = f"ERROR {error}" if error else f"{best:8.1f} ms"
+            print(f"{latency:>4} ms  {impl:<12} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
+    finally:
+        worker.stdin.close()
+        worker.wait(60)
+
+
+def table(results: dict) -> str:
+    lines = []
+    for latency in results["latencies_ms"]:
+        lines.append(f"\n**{latency:g} ms added to every request** (time ms / requests, best of {results['repeat']})\n")
+        lines.append("| operation | zarrdask | zarr-python 3 | tensorstore | zd time / ts time |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for op, label in OPS:
+            row = results["rows"].get(op, {}).get(str(latency))
+            if row is None:
+                continue
+            cells = []
+            for impl in IMPLS:
+                r = row.get(impl)
+                if r is None:
+                    cells.append("n/a")
+                elif r["error"]:
+                    cells.append("error")
+                else:
+                    extra = ""
+                    if op == "window":
+                        extra = f" ({r['bytes_sent'] / results['needed_window_bytes']:.2f}x bytes needed)"
+                    cells.append(f"{r['ms']:,.0f} / {r['requests']}{extra}")
+            zd, ts_ = row.get("zarrdask"), row.get("tensorstore")
+            ok = zd and ts_ and zd["ms"] and ts_["ms"]
+            ratio = f"{zd['ms'] / ts_['ms']:.2f}x" if ok else ""
+            lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+    lines.append(f"\nBytes the window needs (its inner chunks and their shards' indexes): "
+                 f"{results['needed_window_bytes']:,}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--latency", type=float, nargs="+", default=[0, 20], help="ms added to every request")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--impls", nargs="+", default=list(IMPLS))
+    p.add_argument("--ops", nargs="+", default=[op for op, _ in OPS])
+    p.add_argument("--out", default="benchmarks/results/remote.json")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--http", help=argparse.SUPPRESS)
+    p.add_argument("--s3", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        Worker(args.worker, args.http, args.s3).run()
+        return
+    results = run(args.latency, args.repeat, args.impls, args.ops)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    text = table(results)
+    with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
