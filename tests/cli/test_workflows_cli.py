@@ -367,3 +367,21 @@ def test_demo(tmp_path):
     assert "% Completed" in r.stderr  # the progress bars go to stderr too
     series = zarrdask.open_array(str(tmp_path / "demo" / "t2m_series.zarr"), path="t2m", mode="r")
     assert series.shape == (64, 90, 180) and series.chunks[0] == 64
+
+
+def test_rechunk_and_convert_to_a_rectilinear_grid(tmp_path):
+    import numpy as np
+
+    import zarrdask
+
+    from ._util import run as run_cli
+
+    src = str(tmp_path / "src.zarr")
+    zarrdask.create_array(src, shape=(90, 8), chunks=(30, 8), dtype="f4", data=np.arange(720, dtype="f4").reshape(90, 8))
+    for command, extra in (("rechunk", ["--max-mem", "10MB"]), ("convert", [])):
+        dst = str(tmp_path / f"{command}.zarr")
+        result = run_cli(command, src, dst, "--chunks", "[[31, 28, 31], 8]", *extra)
+        assert result.exit_code == 0, result.output
+        a = zarrdask.open_array(dst)
+        assert a.chunk_grid == "rectilinear" and a.chunks == ((31, 28, 31), (8,))
+        np.testing.assert_array_equal(a[...], np.arange(720, dtype="f4").reshape(90, 8))
