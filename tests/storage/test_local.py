@@ -446,3 +446,19 @@ def test_get_buffers_default_is_get_many():
     store = MemoryStore()
     store.set("k", b"v")
     assert store.get_buffers(["k", "nope"]) == [b"v", None]
+
+
+def test_get_buffers_goes_through_an_overridden_get_many(tmp_path):
+    class Recording(LocalStore):
+        def __init__(self, root):
+            super().__init__(root)
+            self.seen = []
+
+        def get_many(self, keys):
+            self.seen.extend(keys)
+            return super().get_many(keys)
+
+    store = Recording(str(tmp_path))
+    store.set("k", b"v")
+    assert store.get_buffers(["k"]) == [b"v"]
+    assert store.seen == ["k"]
