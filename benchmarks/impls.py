@@ -15,7 +15,7 @@ import numpy as np
 
 from .cases import DTYPE, Case
 
-IMPLS = ("zarrdask", "zarr-python", "tensorstore")
+IMPLS = ("zarrdask", "zarr-python", "zarrs", "tensorstore")
 
 
 def _numcodecs_single_thread() -> None:
@@ -175,6 +175,40 @@ class ZarrPython(Impl):
         return da.from_zarr(self.zarr.open_array(path, mode="r"))
 
 
+# -- zarr-python 3 with the zarrs (Rust) codec pipeline --------------------------------
+class ZarrsPipeline(ZarrPython):
+    """zarr-python with ``codec_pipeline.path = "zarrs.ZarrsCodecPipeline"``.
+
+    The zarrs pipeline sizes its own (rayon) thread pool from
+    ``threading.max_workers``, so the same setting gives it ``threads`` threads.
+    ``codec_pipeline.strict``: an unsupported case raises instead of silently
+    falling back to zarr-python's default pipeline (which would be measured
+    under the zarrs name).
+    """
+
+    name = "zarrs"
+
+    def configure(self, threads: int) -> None:
+        _numcodecs_single_thread()
+        import zarr
+        import zarrs  # noqa: F401  (fails here, not later, when zarrs is missing)
+
+        zarr.config.set({
+            "threading.max_workers": threads,
+            "codec_pipeline.path": "zarrs.ZarrsCodecPipeline",
+            "codec_pipeline.strict": True,
+        })
+        self.zarr = zarr
+
+    def config_summary(self) -> dict[str, Any]:
+        from importlib.metadata import version
+
+        out = super().config_summary()
+        out["zarrs"] = version("zarrs")
+        out["codec_pipeline.strict"] = self.zarr.config.get("codec_pipeline.strict")
+        return out
+
+
 # -- tensorstore ----------------------------------------------------------------------
 class Tensorstore(Impl):
     name = "tensorstore"
@@ -252,4 +286,4 @@ class Tensorstore(Impl):
 
 
 def get(name: str) -> Impl:
-    return {"zarrdask": Zarrdask, "zarr-python": ZarrPython, "tensorstore": Tensorstore}[name]()
+    return {"zarrdask": Zarrdask, "zarr-python": ZarrPython, "zarrs": ZarrsPipeline, "tensorstore": Tensorstore}[name]()

@@ -152,7 +152,7 @@ def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": platform.python_version()}
-    for pkg in ("zarrdask", "zarr", "tensorstore", "numcodecs", "numpy", "dask"):
+    for pkg in ("zarrdask", "zarr", "zarrs", "tensorstore", "numcodecs", "numpy", "dask"):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:

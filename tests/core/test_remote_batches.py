@@ -173,6 +173,20 @@ def test_sharded_write_and_window_on_s3(s3_proxy, s3_bucket):
     assert proxy.faults.seen["GET"] == 4 + 8
 
 
+def test_creating_an_array_on_s3_costs_three_probes_and_one_put(s3_proxy, s3_bucket):
+    """Creating asks whether a node is there (zarr.json, .zarray, .zgroup: one
+    concurrent batch; a v2 node's .zattrs says nothing about its existence) and
+    writes zarr.json: the 256-chunk S3 write of benchmarks/remote.py costs
+    256 + 3 + 1 requests, tensorstore's count."""
+    proxy, options = s3_proxy
+    proxy.faults.clear()
+    zarrdask.create_array(f"s3://{s3_bucket}/created.zarr", shape=(8,), dtype="f4", chunks=(4,),
+                          storage_options=options)
+    gets = [p for m, p, _ in proxy.faults.log if m in ("GET", "HEAD")]
+    assert sorted(p.rsplit("/", 1)[-1].split("?")[0] for p in gets) == [".zarray", ".zgroup", "zarr.json"]
+    assert proxy.faults.seen["PUT"] == 1
+
+
 class _RacingStore(MemoryStore):
     """An in-memory store that behaves as a remote one with verifying readers,
     and replaces every shard right after the first batch of index reads."""

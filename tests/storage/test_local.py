@@ -420,3 +420,45 @@ def test_a_write_in_progress_holds_its_temp_file_locked(tmp_path, monkeypatch):
     assert store.get("k") == b"value"
     if fcntl is not None:
         assert seen == [[]]  # locked: not taken for a killed writer's file
+
+
+# -- get_buffers: aligned reads for the chunk engine ---------------------------------
+def test_get_buffers_returns_the_values_in_aligned_read_only_buffers(tmp_path):
+    import numpy as np
+
+    from zarrdask._memory import ALIGN
+
+    store = LocalStore(str(tmp_path))
+    values = {"a/c/0": bytes(range(256)) * 300, "a/c/1": b"", "b": b"xyz"}
+    store.set_many(values)
+    got = store.get_buffers(["a/c/0", "missing", "a/c/1", "b"])
+    assert [None if g is None else bytes(g) for g in got] == [values["a/c/0"], None, b"", b"xyz"]
+    big = got[0]
+    assert big.readonly
+    assert np.frombuffer(big, dtype=np.uint8).ctypes.data % ALIGN == 0
+    assert got == [None if g is None else g for g in got]  # plain bytes-like values
+    assert store.get_buffers([]) == []
+
+
+def test_get_buffers_default_is_get_many():
+    from zarrdask.storage.memory import MemoryStore
+
+    store = MemoryStore()
+    store.set("k", b"v")
+    assert store.get_buffers(["k", "nope"]) == [b"v", None]
+
+
+def test_get_buffers_goes_through_an_overridden_get_many(tmp_path):
+    class Recording(LocalStore):
+        def __init__(self, root):
+            super().__init__(root)
+            self.seen = []
+
+        def get_many(self, keys):
+            self.seen.extend(keys)
+            return super().get_many(keys)
+
+    store = Recording(str(tmp_path))
+    store.set("k", b"v")
+    assert store.get_buffers(["k"]) == [b"v"]
+    assert store.seen == ["k"]

@@ -223,6 +223,11 @@ class CodecChain(_CodecList, ArrayBytesCodec):
                 # elements: converted once, straight into `out`
                 inner(self._decode_bytes(data, spec, key, 0), spec, out, key)
                 return
+            if not variable and not self.bytes_bytes:
+                # uncompressed: the array→bytes codec's decode is a view of
+                # `data` (or one converted copy): copied into place once
+                out[...] = self.decode(data, spec, key)
+                return
             if not variable:
                 with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
                     target = ab.raw_target(buf, spec)

@@ -26,6 +26,7 @@ from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
 
 import numpy as np
 
+from .._memory import aligned_empty
 from .._pool import Pipeline, io_map, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
@@ -123,7 +124,8 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     can (sharding: the index, then only the inner chunks needed).
     """
     if out is None:
-        out = np.empty(indexer.out_shape, dtype=layout.dtype)
+        # aligned: chunks read straight into it are copied by the kernel
+        out = aligned_empty(indexer.out_shape, layout.dtype)
     projections = list(indexer)
     if not projections:
         return out
@@ -157,7 +159,7 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         out[proj.out_selection] = layout.fill_value if part is None else part
 
     def read_group(group: Sequence[int]) -> None:
-        values = store.get_many([keys[i] for i in group])
+        values = store.get_buffers([keys[i] for i in group])
         thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
 
     parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]

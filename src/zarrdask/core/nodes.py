@@ -261,7 +261,11 @@ def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, 
         for segment in path.split("/") if path else ():
             validate_node_name(segment)
     paths = [*ancestors(path), path]
-    nodes = read_nodes(store, paths, at_once=True)
+    # which nodes exist and of what kind, in one batch; their attributes
+    # (v2 .zattrs) are not needed, so they are not asked for
+    keys = [k for p in paths for k in _candidate_keys(p, None) if not k.endswith(ZATTRS)]
+    found = dict(zip(keys, store.get_many(keys)))
+    nodes = [_parse(p, found) for p in paths]
     existing = nodes[-1]
     if existing is not None and not overwrite:
         err = ContainsArrayError if existing.node_type == "array" else ContainsGroupError

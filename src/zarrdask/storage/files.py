@@ -79,6 +79,23 @@ def real_path(fd: int, path: str) -> str:
     return os.path.realpath(path)  # pragma: no cover - other systems
 
 
+def pread_into(fd: int, buf: memoryview, offset: int) -> int:
+    """Read into ``buf`` (a writable byte view) from ``offset`` until it is full
+    or the file ends; the number of bytes read."""
+    done, n = 0, buf.nbytes
+    while done < n:
+        if hasattr(os, "preadv"):
+            got = os.preadv(fd, [buf[done:]], offset + done)
+        else:  # pragma: no cover - Windows, old macOS
+            data = pread_all(fd, n - done, offset + done)
+            buf[done : done + len(data)] = data
+            got = len(data)
+        if not got:
+            break
+        done += got
+    return done
+
+
 def pread_all(fd: int, size: int, offset: int) -> bytes:
     """Read ``size`` bytes at ``offset`` (fewer only at the end of the file)."""
     parts = []

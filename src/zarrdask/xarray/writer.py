@@ -150,7 +150,7 @@ def to_zarr(
     -----
     Concurrent writers: every shard (chunk, when unsharded) of a dask-backed
     variable is written by exactly one task, on any scheduler. Separate jobs
-    writing ``region``\ s of one store are safe when the regions' edges fall on
+    writing regions (``region``) of one store are safe when the regions' edges fall on
     shard boundaries (``safe_chunks=True`` refuses edges that do not, in mode
     ``"r+"``); otherwise the edge shards are read-modify-written, which is
     safe across processes on a local directory only. Two jobs appending
