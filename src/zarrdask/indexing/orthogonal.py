@@ -116,52 +116,9 @@ class _DimProjection:
     out_len: int | None  # None: the axis is dropped
 
 
-def _project_dim(sel: DimSel, chunk: Any) -> _DimProjection:
-    if isinstance(chunk, Axis):  # a rectilinear axis with explicit edges
-        return _project_dim_edges(sel, chunk)
-    if isinstance(sel, int):
-        return _DimProjection([(sel // chunk, sel % chunk, None)], None)
-    if isinstance(sel, slice):
-        start, stop, step = sel.start, sel.stop, sel.step
-        n = len(range(start, stop, step))
-        parts = []
-        if n:
-            last = start + (n - 1) * step
-            for c in range(start // chunk, last // chunk + 1):
-                c0, c1 = c * chunk, (c + 1) * chunk
-                first = start if start >= c0 else start + math.ceil((c0 - start) / step) * step
-                if first >= c1 or first > last:
-                    continue
-                end = min(c1, last + 1)
-                k0 = (first - start) // step
-                k = len(range(first, end, step))
-                parts.append((c, slice(first - c0, end - c0, step), slice(k0, k0 + k)))
-        return _DimProjection(parts, n)
-    # an integer array
-    arr = sel
-    n = len(arr)
-    if n == 0:
-        return _DimProjection([], 0)
-    ordered = bool(np.all(arr[1:] >= arr[:-1]))
-    order = None if ordered else np.argsort(arr, kind="stable")
-    sorted_arr = arr if ordered else arr[order]
-    chunk_ids = sorted_arr // chunk
-    bounds = np.flatnonzero(np.diff(chunk_ids)) + 1
-    starts = np.concatenate(([0], bounds))
-    stops = np.concatenate((bounds, [n]))
-    parts = []
-    for a, b in zip(starts.tolist(), stops.tolist()):
-        c = int(chunk_ids[a])
-        within = sorted_arr[a:b] - c * chunk
-        out = slice(a, b) if ordered else order[a:b]
-        if b - a > 1 and within[-1] - within[0] == b - a - 1 and np.all(np.diff(within) == 1):
-            within = slice(int(within[0]), int(within[-1]) + 1)
-        parts.append((c, within, out))
-    return _DimProjection(parts, n)
-
-
-def _project_dim_edges(sel: DimSel, ax: Axis) -> _DimProjection:
-    """:func:`_project_dim` for an axis with explicit chunk edges."""
+def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
+    """Split one dimension's selection by the chunks of ``ax`` (a regular step
+    or explicit edges)."""
     if isinstance(sel, int):
         c = ax.chunk_of(sel)
         return _DimProjection([(c, sel - ax.start(c), None)], None)
@@ -288,7 +245,8 @@ class Indexer:
         axes = chunk_shape if self._regular else [c if isinstance(c, int) else Axis(c, n)
                                                    for c, n in zip(chunk_shape, shape)]
         self._axes = axes
-        self._proj = [_project_dim(s, c) for s, c in zip(self.dims, axes)]
+        self._proj = [_project_dim(s, c if isinstance(c, Axis) else Axis(c, n))
+                      for s, c, n in zip(self.dims, axes, shape)]
         self.out_shape: tuple[int, ...] = tuple(p.out_len for p in self._proj if p.out_len is not None)
 
     @property
