@@ -139,11 +139,19 @@ class Pipeline:
     (one thread, inside a pool thread or a dask task). At most ``backlog`` pieces
     wait for a thread, so input does not pile up in memory."""
 
-    def __init__(self, backlog: int | None = None) -> None:
-        threads = getattr(_local, "threads", None) or config.get("threads")
-        self._inline = threads <= 1 or getattr(_local, "in_pool", False)
-        self._pool = None if self._inline else _executor(threads)
-        self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * threads))
+    def __init__(self, backlog: int | None = None, *, io: bool = False) -> None:
+        """``io=True``: the work is requests (uploads), run on the I/O threads,
+        never inline, with at most ``io_concurrency`` pieces held at once."""
+        self._io = io
+        if io:
+            self._inline = False
+            self._pool = io_executor()
+            self._gate = threading.BoundedSemaphore(self._pool._max_workers)
+        else:
+            threads = getattr(_local, "threads", None) or config.get("threads")
+            self._inline = threads <= 1 or getattr(_local, "in_pool", False)
+            self._pool = None if self._inline else _executor(threads)
+            self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * threads))
         self._futures: list = []
 
     def submit(self, fn: Callable[..., object], *args: object) -> None:
@@ -153,7 +161,7 @@ class Pipeline:
         self._gate.acquire()
 
         def run() -> object:
-            _local.in_pool = True
+            _local.in_pool = not self._io  # CPU work nested in CPU work runs inline
             try:
                 return fn(*args)
             finally:

@@ -72,7 +72,7 @@ import threading
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from .._pool import io_executor, io_map, io_unordered
+from .._pool import Pipeline, io_map, io_unordered
 from ..errors import ReadOnlyError, StoreError, ValueChangedError
 from .byte_range import ByteRequest, slice_ranges
 from .keys import validate_key
@@ -473,45 +473,19 @@ class Uploads:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._background = store.latency_bound
-        self._futures: list = []
-        self._gate: threading.BoundedSemaphore | None = None
+        self._pipeline = Pipeline(io=True) if store.latency_bound else None
 
     def set(self, key: str, value: bytes) -> None:
         """Store ``value`` under ``key`` (maybe later: leave the context to be sure)."""
-        if not self._background:
+        if self._pipeline is None:
             self.store.set(key, value)
-            return
-        if self._gate is None:
-            pool = io_executor()
-            self._gate = threading.BoundedSemaphore(pool._max_workers)
-        self._gate.acquire()  # at most io_concurrency values held here at once
-        gate = self._gate
-
-        def run() -> None:
-            try:
-                self.store.set(key, value)
-            finally:
-                gate.release()
-
-        try:
-            self._futures.append(io_executor().submit(run))
-        except BaseException:
-            gate.release()
-            raise
+        else:  # waits while io_concurrency values are held
+            self._pipeline.submit(self.store.set, key, value)
 
     def wait(self) -> None:
         """Return when every value handed over is stored; raise the first failure."""
-        futures, self._futures = self._futures, []
-        error: BaseException | None = None
-        for future in futures:
-            try:
-                future.result()
-            except BaseException as e:
-                if error is None:
-                    error = e
-        if error is not None:
-            raise error
+        if self._pipeline is not None:
+            self._pipeline.wait()
 
     def __enter__(self) -> "Uploads":
         return self
