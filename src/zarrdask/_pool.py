@@ -57,18 +57,32 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
 
 
 
+def one_chunk_at_a_time() -> bool:
+    """Whether the engine must fetch and store one chunk per call here (inside a
+    :class:`single_threaded` context that asked for it: a rechunk task, whose
+    declared memory counts one chunk in flight)."""
+    return getattr(_local, "one_chunk", False)
+
+
 class single_threaded:
     """Within this context the current thread's engine work runs serially (inside
     a dask task: dask already runs tasks in parallel, so the engine must not
-    oversubscribe the cores)."""
+    oversubscribe the cores). ``one_chunk=True`` also makes the engine fetch,
+    and encode and store, one chunk at a time, so that besides the data it reads
+    or writes it holds at most one chunk's stored bytes and one decoded or
+    encoded chunk (see :func:`zarrdask.workflows.plan.task_overhead`)."""
+
+    def __init__(self, *, one_chunk: bool = False) -> None:
+        self._one_chunk = one_chunk
 
     def __enter__(self) -> "single_threaded":
-        self._old = getattr(_local, "threads", None)
+        self._old = getattr(_local, "threads", None), getattr(_local, "one_chunk", False)
         _local.threads = 1
+        _local.one_chunk = self._one_chunk or self._old[1]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _local.threads = self._old
+        _local.threads, _local.one_chunk = self._old
 
 
 # -- the I/O threads -----------------------------------------------------------

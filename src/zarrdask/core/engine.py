@@ -27,7 +27,7 @@ from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
 import numpy as np
 
 from .._memory import aligned_empty
-from .._pool import Pipeline, io_map, thread_map
+from .._pool import Pipeline, io_map, one_chunk_at_a_time, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
 from ..codecs._buffers import scratch_array
@@ -180,8 +180,9 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         else:
             thread_map(read_part, parts)
         return out
-    per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
-    one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES
+    # a rechunk task (one_chunk_at_a_time) holds one chunk's stored bytes at most
+    per_group = 1 if one_chunk_at_a_time() else max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES and not one_chunk_at_a_time()
     groups = [whole] if one_call else list(_batches(whole, per_group))
     thread_map(read_group, [g for g in groups if g])
     thread_map(read_part, parts)
@@ -354,8 +355,8 @@ def write(
         with store.locked(keys, across_processes=False):
             _store_encoded(store, keys, encoded)
 
-    per_group = max(1, GROUP_BYTES // max(spec.nbytes, 1))
-    if store.latency_bound and len(projections) > per_group and all(p.is_complete for p in projections):
+    per_group = 1 if one_chunk_at_a_time() else max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    if store.latency_bound and len(projections) > per_group and not one_chunk_at_a_time() and all(p.is_complete for p in projections):
         # more than one group: stream (a write of one group keeps "encode
         # everything, then store": a chunk that fails to encode stores nothing)
         _write_streamed(store, layout, projections, spec, value)

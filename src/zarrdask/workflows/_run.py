@@ -50,8 +50,15 @@ def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> 
 
 def copy_block(source: Any, target: Any, region: tuple[slice, ...], *after: Any) -> None:
     """One task: read ``region`` of the array ``source`` and write it into the
-    array ``target`` (``after``: results this task must wait for, unused)."""
+    array ``target`` (``after``: results this task must wait for, unused).
+
+    Serial (dask runs tasks in parallel already) and one chunk at a time: the
+    task holds the block, one chunk's stored bytes and one decoded or encoded
+    chunk (:func:`zarrdask.workflows.plan.task_overhead`); freed memory goes back
+    to the system (:func:`zarrdask._memory.return_freed_memory`)."""
+    from .._memory import return_freed_memory
     from .._pool import single_threaded
 
-    with single_threaded():  # dask already runs tasks in parallel
+    return_freed_memory()
+    with single_threaded(one_chunk=True):
         target.set_basic_selection(region, source.get_basic_selection(region))

@@ -109,6 +109,20 @@ def format_bytes(n: int) -> str:
     return fmt(int(n))
 
 
+def task_overhead(itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
+    """Bytes a task holds besides its block expanded to the chunks it reads.
+
+    A task runs the engine serially, one chunk per store call
+    (:func:`zarrdask.workflows._run.copy_block`). While it reads it holds, next
+    to its block, one chunk's stored bytes and one decoded chunk (a chunk cut by
+    the block's edge is decoded into scratch, then copied): ``2 * c``. While it
+    writes, one unit's contiguous copy (a shard's encoded inner chunks) and its
+    encoded bytes: ``2 * u``. ``c`` and ``u`` are the bytes of a read chunk and a
+    write unit; both bounds hold for data that does not compress.
+    """
+    return 2 * itemsize * max(math.prod(read), math.prod(unit))
+
+
 # -- one dimension ------------------------------------------------------------------------
 def _floor_sum(n: int, m: int, a: int, b: int) -> int:
     """``sum(floor((a*i + b) / m) for i in range(n))`` for ``n, a, b >= 0``, ``m > 0``,
@@ -222,6 +236,9 @@ class StagePlan:
         is a union of whole units.
     reads, writes
         ``"source"``, ``"intermediate"`` or ``"target"``.
+    overhead
+        Bytes every task of the stage holds besides its expanded block (see
+        :func:`task_overhead`).
     """
 
     shape: tuple[int, ...]
@@ -231,6 +248,7 @@ class StagePlan:
     write_unit: tuple[int, ...]
     reads: str = "source"
     writes: str = "target"
+    overhead: int = 0
 
     def _stats(self) -> list[tuple[int, int, int]]:
         return [dim_stats(s, b, r) if isinstance(b, int) else edges_stats(s, b, r)
@@ -245,7 +263,7 @@ class StagePlan:
         """The largest declared memory of any task, in bytes (0 without tasks)."""
         if self.ntasks == 0:
             return 0
-        return self.itemsize * math.prod(e for _, e, _ in self._stats())
+        return self.itemsize * math.prod(e for _, e, _ in self._stats()) + self.overhead
 
     @property
     def bytes_read(self) -> int:
@@ -288,6 +306,10 @@ class StagePlan:
 
     def memory(self, index: Sequence[int]) -> int:
         """The declared memory of the task of block ``index``, in bytes."""
+        return self.expanded(index) + self.overhead
+
+    def expanded(self, index: Sequence[int]) -> int:
+        """The bytes of block ``index`` expanded to the chunks it reads (what it decodes)."""
         out = self.itemsize
         for i, s, b, r, sl in zip(index, self.shape, self.block, self.read_chunks, self.region(index)):
             if isinstance(b, int):
@@ -362,6 +384,7 @@ def choose_blocks(
     read: Sequence[int],
     budget: int,
     limit: Sequence[int] | None = None,
+    min_tasks: int = 1,
 ) -> tuple[int, ...] | None:
     """The block shape for copying an array written in ``unit``s and read in
     ``read`` chunks, with every expanded block at most ``budget`` elements;
@@ -372,8 +395,10 @@ def choose_blocks(
     ``lcm(unit, read)`` (the most wasteful dimension first) so that no read
     chunk is decoded twice; then every dimension grows as far as the budget
     allows — those still cutting read chunks first (fewer cuts, fewer
-    re-reads), then the others from the last to the first (fewer tasks).
-    ``limit`` caps the growth per dimension (never below ``unit``).
+    re-reads), then the others from the last to the first (fewer tasks), but
+    no further than a ``min_tasks``-th of the array (so that every worker has
+    tasks to run; the first step is never held back). ``limit`` caps the
+    growth per dimension (never below ``unit``).
     """
     nd = len(shape)
     shape = tuple(int(s) for s in shape)
@@ -390,7 +415,7 @@ def choose_blocks(
         return None
 
     def room(d: int) -> int:
-        return budget // math.prod(ext[j] for j in range(nd) if j != d)
+        return total // math.prod(ext[j] for j in range(nd) if j != d)
 
     def waste(d: int) -> float:
         return dim_stats(shape[d], sizes[d], read[d])[2] / shape[d]
@@ -403,12 +428,15 @@ def choose_blocks(
         return False
 
     lcms = [math.lcm(u, r) for u, r in zip(unit, read)]
+    total = budget
     # A: stop re-reading along each dimension where it fits, most wasteful first
     for d in sorted((d for d in range(nd) if waste(d) > 1), key=waste, reverse=True):
         k = min(shape[d], lcms[d])
         if k <= cap[d]:
             try_size(d, k)
-    # B: grow, dimensions still cutting read chunks first, then the others last to first
+    # B: grow, dimensions still cutting read chunks first, then the others last to
+    # first, up to a min_tasks-th of the array
+    total = min(budget, max(math.prod(ext), -(-math.prod(shape) // max(1, min_tasks))))
     cutting = sorted((d for d in range(nd) if waste(d) > 1), key=waste, reverse=True)
     order = cutting + [d for d in reversed(range(nd)) if d not in cutting]
     for d in order:
@@ -431,7 +459,17 @@ def choose_blocks(
 
 
 def _stage(shape, itemsize, block, read, unit, reads, writes) -> StagePlan:
-    return StagePlan(tuple(shape), itemsize, tuple(block), tuple(read), tuple(unit), reads, writes)
+    return StagePlan(tuple(shape), itemsize, tuple(block), tuple(read), tuple(unit), reads, writes,
+                     task_overhead(itemsize, _clip(read, shape), _clip(unit, shape)))
+
+
+def _clip(x: Sequence[Any], shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(max(1, min(int(v) if isinstance(v, (int, np.integer)) else max(v), s)) for v, s in zip(x, shape))
+
+
+def _budget(max_mem: int, itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
+    """Elements an expanded block may hold when its task reads ``read`` chunks and writes ``unit``s."""
+    return max(0, max_mem - task_overhead(itemsize, read, unit)) // itemsize
 
 
 def _describe(shape: Sequence[int]) -> str:
@@ -449,6 +487,7 @@ def plan_array(
     *,
     itemsize: int | None = None,
     intermediate: bool = False,
+    min_tasks: int = 1,
 ) -> ArrayPlan:
     """Plan the rechunk of one array (see the module documentation).
 
@@ -468,6 +507,10 @@ def plan_array(
         Bytes per element for the memory model (default: ``dtype``'s).
     intermediate
         Whether an intermediate array may be used (a temporary store was given).
+    min_tasks
+        Blocks stop growing (beyond what avoids decoding a chunk twice) at a
+        ``min_tasks``-th of the array, so that a stage has at least about that
+        many tasks: a few per worker keep every worker busy.
 
     Raises
     ------
@@ -486,7 +529,6 @@ def plan_array(
         return _rectilinear_plan(name, shape, dtype, itemsize, a, source_chunks, target_chunks, target_shards,
                                  max_mem)
     w = tuple(max(1, min(int(c), s)) for c, s in zip(unit_shape, shape))
-    budget = max_mem // itemsize
     where = f"array {'/' + name!r}"
     kind = "shard" if target_shards is not None else "chunk"
 
@@ -498,30 +540,35 @@ def plan_array(
 
     if math.prod(shape) == 0:
         return plan((_stage(shape, itemsize, w, a, w, "source", "target"),), None)
-    if math.prod(w) > budget:
+    if 3 * math.prod(w) * itemsize > max_mem:
         raise RechunkPlanError(
-            f"{where}: one target {kind} {_describe(w)} of {dtype} is {format_bytes(math.prod(w) * itemsize)}, "
-            f"more than max_mem={format_bytes(max_mem)}; a task writing the target holds at least one whole "
-            f"{kind}. Raise max_mem or choose a smaller target {kind} shape"
+            f"{where}: one target {kind} {_describe(w)} of {dtype} is {format_bytes(math.prod(w) * itemsize)}; "
+            f"a task writing it holds the {kind}, a contiguous copy and its encoded bytes, up to "
+            f"{format_bytes(3 * math.prod(w) * itemsize)}, more than max_mem={format_bytes(max_mem)}. Raise "
+            f"max_mem or choose a smaller target {kind} shape"
         )
-    if math.prod(a) > budget:
+    if 3 * math.prod(a) * itemsize > max_mem:
         raise RechunkPlanError(
-            f"{where}: one source chunk {_describe(a)} of {dtype} is {format_bytes(math.prod(a) * itemsize)}, "
-            f"more than max_mem={format_bytes(max_mem)}; reading the source decodes whole chunks. Raise max_mem"
+            f"{where}: one source chunk {_describe(a)} of {dtype} is {format_bytes(math.prod(a) * itemsize)}; "
+            f"a task reading it holds the chunk's stored bytes, the decoded chunk and the block it fills, up "
+            f"to {format_bytes(3 * math.prod(a) * itemsize)}, more than max_mem={format_bytes(max_mem)}. "
+            "Raise max_mem"
         )
-    direct = choose_blocks(shape, w, a, budget)
+    direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), min_tasks=min_tasks)
     direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
     if direct_stage is not None and not intermediate:
         return plan((direct_stage,), None)
     if direct_stage is None and not intermediate:
         need = itemsize * math.prod(dim_stats(s, k, r)[1] for s, k, r in zip(shape, w, a))
+        need += task_overhead(itemsize, a, w)
         raise RechunkPlanError(
             f"{where}: a one-pass copy needs {format_bytes(need)} per task (one target {kind} "
-            f"{_describe(w)} expanded to the source chunks {_describe(a)} it touches), more than "
+            f"{_describe(w)} expanded to the source chunks {_describe(a)} it touches, plus a chunk being "
+            "decoded or encoded), more than "
             f"max_mem={format_bytes(max_mem)}. Pass temp_store= for an intermediate array, or raise "
             f"max_mem to {format_bytes(need)}"
         )
-    two = _two_stages(shape, itemsize, a, w, budget)
+    two = _two_stages(shape, itemsize, a, w, max_mem, min_tasks)
     if direct_stage is not None and (
         two is None or direct_stage.bytes_read + direct_stage.bytes_written <= _moved(two[1])
     ):
@@ -556,11 +603,12 @@ def _moved(stages: Sequence[StagePlan]) -> int:
 
 
 def _two_stages(
-    shape: tuple[int, ...], itemsize: int, a: tuple[int, ...], w: tuple[int, ...], budget: int
+    shape: tuple[int, ...], itemsize: int, a: tuple[int, ...], w: tuple[int, ...], max_mem: int, min_tasks: int
 ) -> tuple[tuple[int, ...], tuple[StagePlan, StagePlan]] | None:
     """The best intermediate chunks and the two stages through them."""
-    kw = choose_blocks(shape, w, w, budget) or w
-    ka = choose_blocks(shape, a, a, budget, limit=kw) or a
+    # the consolidated reads and writes (rechunker's), without a task count: candidates only
+    kw = choose_blocks(shape, w, w, _budget(max_mem, itemsize, w, w)) or w
+    ka = choose_blocks(shape, a, a, _budget(max_mem, itemsize, a, a), limit=kw) or a
     per_dim = []
     for s, ad, wd, ra, rw in zip(shape, a, w, ka, kw):
         cands = {min(ra, rw), math.gcd(ra, rw), ad, wd, min(ad, wd), math.gcd(ad, wd)}
@@ -575,16 +623,17 @@ def _two_stages(
         combos = itertools.product(*per_dim)
     best = None
     for c in combos:
-        k1 = choose_blocks(shape, c, a, budget)
+        k1 = choose_blocks(shape, c, a, _budget(max_mem, itemsize, a, c), min_tasks=min_tasks)
         if k1 is None:
             continue
-        k2 = choose_blocks(shape, w, c, budget)
+        k2 = choose_blocks(shape, w, c, _budget(max_mem, itemsize, c, w), min_tasks=min_tasks)
         if k2 is None:
             continue
         s1 = _stage(shape, itemsize, k1, a, c, "source", "intermediate")
         s2 = _stage(shape, itemsize, k2, c, w, "intermediate", "target")
         nchunks = math.prod(-(-s // ci) for s, ci in zip(shape, c))
-        key = (_moved((s1, s2)), nchunks, s1.ntasks + s2.ntasks)
+        short = max(0, min_tasks - s1.ntasks) + max(0, min_tasks - s2.ntasks)  # idle workers
+        key = (_moved((s1, s2)), short, nchunks, s1.ntasks + s2.ntasks)
         if best is None or key < best[0]:
             best = (key, tuple(c), (s1, s2))
     return None if best is None else (best[1], best[2])

@@ -26,12 +26,12 @@ from ..core.api import check_create_array, create_array, open_group
 from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.group import Group
-from ..core.nodes import node_name, read_node
+from ..core.nodes import ZARR_JSON, ZARRAY, ZATTRS, node_name, read_node
 from ..dask.alignment import is_aligned
 from ..errors import ContainsArrayError, ContainsGroupError
 from ..storage import store_from
 from ..storage.keys import join_path, normalize_path
-from ._run import copy_block, run_graph
+from ._run import copy_block, distributed_client, run_graph
 from .plan import (
     ArrayPlan,
     PlannedTask,
@@ -360,6 +360,10 @@ class RechunkPlan:
                     barrier = f"rechunk-stage-{number}-{s}-{token}"
                     dsk[barrier] = (_done, keys)
                     after = (barrier,)
+                elif job.temp is not None:  # the intermediate goes once the target is written
+                    cleanup = f"rechunk-remove-intermediate-{number}-{token}"
+                    dsk[cleanup] = (_remove_array, job.temp, keys)
+                    last.append(cleanup)
                 else:
                     last.extend(keys)
         final = f"zarrdask-rechunk-{token}"
@@ -369,6 +373,13 @@ class RechunkPlan:
 
 def _done(_: Any) -> None:
     return None
+
+
+def _remove_array(a: Array, _after: Any = None) -> None:
+    """Delete the array ``a``: its stored chunks and its metadata (an
+    intermediate array, once the stage reading it is done)."""
+    keys = a._stored_keys() + [join_path(a.path, name) for name in (ZARR_JSON, ZARRAY, ZATTRS)]
+    a.store.delete_many(keys)
 
 
 def _describe_job(job: _Job) -> list[str]:
@@ -461,7 +472,7 @@ def _job(
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None,
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=_min_tasks(),
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:
@@ -471,10 +482,43 @@ def _job(
             "chunks": plan.intermediate_chunks,
             "fill_value": source.fill_value,
             "zarr_format": source.zarr_format,
-            **_codecs_of(source),
+            **_intermediate_codecs(source),
         }
         check_create_array(f"the intermediate array for array {node_name(path)!r}", **temp_kwargs)
     return _Job(plan, source, path, kwargs, temp_kwargs)
+
+
+#: a stage's blocks stop growing at this many tasks per worker thread
+TASKS_PER_WORKER = 4
+
+
+def _min_tasks() -> int:
+    """Tasks a stage should have at least: :data:`TASKS_PER_WORKER` per thread
+    of the scheduler dask would use now (the distributed client's workers, or
+    the local scheduler's ``num_workers``, default the CPU count)."""
+    import os
+
+    import dask
+
+    client = distributed_client()
+    if client is not None:
+        try:
+            threads = sum(client.nthreads().values())
+        except Exception:  # a client that cannot answer: plan as for this machine
+            threads = 0
+    else:
+        threads = dask.config.get("num_workers", None) or 0
+    return TASKS_PER_WORKER * max(1, threads or os.cpu_count() or 1)
+
+
+def _intermediate_codecs(a: Array) -> dict[str, Any]:
+    """The intermediate array's codecs: none for fixed-size data types (written
+    once and read once, its bytes are cheapest stored as they are: no encoding
+    or decoding beyond one copy), ``a``'s own for variable-length strings and
+    bytes (which need their serializer)."""
+    if a.dtype.hasobject or a.dtype.kind == "T":
+        return _codecs_of(a)
+    return {"filters": None, "compressors": None}
 
 
 def _codecs_of(a: Array) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import numpy as np
 from ..core.api import open_group
 from ..storage.keys import join_path, normalize_path
 from .plan import ArrayPlan, plan_array
-from .rechunk import RechunkPlan, _check_free, _target_and_temp
+from .rechunk import RechunkPlan, _check_free, _min_tasks, _remove_array, _target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
 _CODEC_KEYS = ("compressors", "compressor", "filters", "serializer", "chunk_key_encoding",
@@ -63,6 +63,7 @@ def plan_dataset(
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
+    min_tasks = _min_tasks()
     for name, v in ds.variables.items():
         read = _read_chunks(v)
         kept = _kept_chunks(v, read)
@@ -77,7 +78,7 @@ def plan_dataset(
         itemsize = max(v.dtype.itemsize, np.dtype(encodings[name].get("dtype", v.dtype)).itemsize)
         plan = plan_array(
             str(name), v.shape, v.dtype, read, chunks, shards, max_mem,
-            itemsize=itemsize, intermediate=temp is not None,
+            itemsize=itemsize, intermediate=temp is not None, min_tasks=min_tasks,
         )
         plans[name] = plan
         jobs.append(_VarJob(plan, join_path(target_path, str(name)) if target_path else str(name)))
@@ -133,6 +134,8 @@ class DatasetRechunkPlan(RechunkPlan):
                 enc = {k: val for k, val in self._encodings[name].items() if k not in _CODEC_KEYS + ("fill_value",)}
                 enc.update(chunks=plan.intermediate_chunks)
                 enc.pop("shards", None)
+                if not (v.dtype.hasobject or v.dtype.kind == "T"):  # stored as it is: written once, read once
+                    enc.update(compressors=None, filters=None)
                 first[name] = _with_encoding(v.chunk(_blocks(v, plan.stages[0].block)), enc)
             stage1 = to_zarr(xr.Dataset(first), self.temp_store, group=group, mode="w-", compute=False)
             pending.append(stage1)
@@ -148,15 +151,30 @@ class DatasetRechunkPlan(RechunkPlan):
         pending.append(to_zarr(final, self.target_store, group=group, mode="w-", zarr_format=self._fmt,
                                compute=False))
         self._target = open_group(self.target_store, path=self.target_path, mode="r+")
-        return dask.delayed(_finish, pure=False)(pending)
+        temp = (self.temp_store, self.target_path) if staged else None
+        return dask.delayed(_finish, pure=False)(pending, temp)
 
 
 def _after(block: Any, _stage: Any) -> Any:
     return block
 
 
-def _finish(_: Any) -> None:
-    return None
+def _finish(_: Any, temp: tuple[Any, str] | None) -> None:
+    """After the target is written: remove the intermediate group's arrays and metadata."""
+    if temp is None:
+        return
+    store, path = temp
+    group = open_group(store, path=path, mode="r+")
+    for _name, member in group.members(max_depth=None):
+        if not hasattr(member, "members"):
+            _remove_array(member)
+    _remove_array_metadata(store, path)
+
+
+def _remove_array_metadata(store: Any, path: str) -> None:
+    from ..core.nodes import ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA
+
+    store.delete_many([join_path(path, k) for k in (ZARR_JSON, ZGROUP, ZATTRS, ZMETADATA)])
 
 
 def _with_encoding(v: Any, encoding: dict[str, Any]) -> Any:
