@@ -303,7 +303,7 @@ def test_rechunk_group_by_dimension_name_with_shards(v3_tree, tmp_path):
 
 def test_rechunk_array_through_an_intermediate(v2_tree, tmp_path):
     dst, temp = tmp_path / "r.zarr", tmp_path / "temp.zarr"
-    r = run("rechunk", v2_tree / "temp", dst, "--chunks", "40,1", "--max-mem", "1kB")
+    r = run("rechunk", v2_tree / "temp", dst, "--chunks", "40,1", "--max-mem", "1.2kB")
     assert r.exit_code == 2
     assert "RechunkPlanError" in one_error_line(r) and "Pass --temp PATH" in r.stderr
     assert not dst.exists()
@@ -311,10 +311,12 @@ def test_rechunk_array_through_an_intermediate(v2_tree, tmp_path):
     r = run("rechunk", v2_tree / "temp", dst, "--chunks", "0=-1", "--dry-run", "--json")  # by dimension index
     assert json.loads(r.stdout)["arrays"][0]["target_chunks"] == [40, 10]
 
-    r = run("rechunk", v2_tree, dst, "-n", "temp", "--chunks", "40,1", "--max-mem", "1kB", "--temp", temp)
+    r = run("rechunk", v2_tree, dst, "-n", "temp", "--chunks", "40,1", "--max-mem", "1.2kB", "--temp", temp)
     assert r.exit_code == 0, r.output
     assert "stage 2: intermediate -> target" in r.stdout
-    assert r.stdout.splitlines()[-1] == f"the intermediate arrays are left in {temp}: delete them"
+    assert r.stdout.splitlines()[-1] == f"the intermediate arrays in {temp} are removed"
+    assert zarrdask.open_group(str(temp), mode="r").nmembers == 0 if (temp / "zarr.json").exists() else True
+    assert not [f for f in temp.rglob("*") if f.is_file() and f.name not in ("zarr.json", ".zgroup")]
     a = zarrdask.open_array(str(dst), mode="r")
     assert a.chunks == (40, 1) and a.zarr_format == 2
     np.testing.assert_array_equal(a[:], TEMP)

@@ -163,7 +163,8 @@ def test_a_single_array(tmp_path):
 
 
 class _FailingStore(LocalStore):
-    """Dies after ``budget`` chunk writes, as an interrupted conversion would."""
+    """Dies after ``budget`` store calls writing chunks (a task stores one shard
+    or chunk per call), as an interrupted conversion would."""
 
     budget = 3
 
@@ -180,7 +181,7 @@ def test_resume_after_an_interruption(tmp_path):
     src, dst = tmp_path / "src.zarr", tmp_path / "dst.zarr"
     _v2_hierarchy(src)
     kw = {"shards": (8, 10), "chunks": (4, 5)}
-    _FailingStore.budget = 3
+    _FailingStore.budget = 6
     with pytest.raises(OSError, match="simulated interruption"):
         convert(str(src), _FailingStore(dst), **kw, scheduler="sync")
     counting = CountingStore(LocalStore(dst))

@@ -100,7 +100,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
     default=None,
     metavar="PATH",
     help="Where an intermediate copy may go when a one-pass copy cannot stay under --max-mem "
-    "(another store than DST; left behind, delete it afterwards).",
+    "(another store than DST; the intermediate arrays are removed once the target is written).",
 )
 @click.option(
     "--zarr-format",
@@ -200,4 +200,4 @@ def rechunk(
     else:
         click.echo(f"rechunked {path} to {dst} in {seconds:.1f} s")
         if plan.nstages > 1:
-            click.echo(f"the intermediate arrays are left in {temp}: delete them")
+            click.echo(f"the intermediate arrays in {temp} are removed")

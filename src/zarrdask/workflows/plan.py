@@ -384,7 +384,7 @@ def choose_blocks(
     read: Sequence[int],
     budget: int,
     limit: Sequence[int] | None = None,
-    min_tasks: int = 1,
+    grow_to: int | None = None,
 ) -> tuple[int, ...] | None:
     """The block shape for copying an array written in ``unit``s and read in
     ``read`` chunks, with every expanded block at most ``budget`` elements;
@@ -396,9 +396,9 @@ def choose_blocks(
     chunk is decoded twice; then every dimension grows as far as the budget
     allows — those still cutting read chunks first (fewer cuts, fewer
     re-reads), then the others from the last to the first (fewer tasks), but
-    no further than a ``min_tasks``-th of the array (so that every worker has
-    tasks to run; the first step is never held back). ``limit`` caps the
-    growth per dimension (never below ``unit``).
+    to at most ``grow_to`` elements (so that every worker has tasks to run; the
+    first step is never held back). ``limit`` caps the growth per dimension
+    (never below ``unit``).
     """
     nd = len(shape)
     shape = tuple(int(s) for s in shape)
@@ -435,8 +435,8 @@ def choose_blocks(
         if k <= cap[d]:
             try_size(d, k)
     # B: grow, dimensions still cutting read chunks first, then the others last to
-    # first, up to a min_tasks-th of the array
-    total = min(budget, max(math.prod(ext), -(-math.prod(shape) // max(1, min_tasks))))
+    # first, up to grow_to elements
+    total = budget if grow_to is None else min(budget, max(math.prod(ext), grow_to))
     cutting = sorted((d for d in range(nd) if waste(d) > 1), key=waste, reverse=True)
     order = cutting + [d for d in reversed(range(nd)) if d not in cutting]
     for d in order:
@@ -465,6 +465,16 @@ def _stage(shape, itemsize, block, read, unit, reads, writes) -> StagePlan:
 
 def _clip(x: Sequence[Any], shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(max(1, min(int(v) if isinstance(v, (int, np.integer)) else max(v), s)) for v, s in zip(x, shape))
+
+
+#: blocks are not cut smaller than this for the sake of more tasks (a task's fixed
+#: cost, a few ms in dask, stays small against copying it)
+MIN_TASK_BYTES = 4 << 20
+
+
+def _grow_to(shape: Sequence[int], itemsize: int, min_tasks: int) -> int:
+    """Elements a block grows to at most: a ``min_tasks``-th of the array, not below :data:`MIN_TASK_BYTES`."""
+    return max(-(-math.prod(shape) // max(1, min_tasks)), MIN_TASK_BYTES // itemsize)
 
 
 def _budget(max_mem: int, itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
@@ -509,8 +519,9 @@ def plan_array(
         Whether an intermediate array may be used (a temporary store was given).
     min_tasks
         Blocks stop growing (beyond what avoids decoding a chunk twice) at a
-        ``min_tasks``-th of the array, so that a stage has at least about that
-        many tasks: a few per worker keep every worker busy.
+        ``min_tasks``-th of the array (but not below :data:`MIN_TASK_BYTES`), so
+        that a stage has at least about that many tasks: a few per worker keep
+        every worker busy.
 
     Raises
     ------
@@ -554,7 +565,7 @@ def plan_array(
             f"to {format_bytes(3 * math.prod(a) * itemsize)}, more than max_mem={format_bytes(max_mem)}. "
             "Raise max_mem"
         )
-    direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), min_tasks=min_tasks)
+    direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), grow_to=_grow_to(shape, itemsize, min_tasks))
     direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
     if direct_stage is not None and not intermediate:
         return plan((direct_stage,), None)
@@ -622,11 +633,13 @@ def _two_stages(
     else:
         combos = itertools.product(*per_dim)
     best = None
+    grow_to = _grow_to(shape, itemsize, min_tasks)
+    min_tasks = min(min_tasks, -(-math.prod(shape) // grow_to))  # what the floor on a task's size allows
     for c in combos:
-        k1 = choose_blocks(shape, c, a, _budget(max_mem, itemsize, a, c), min_tasks=min_tasks)
+        k1 = choose_blocks(shape, c, a, _budget(max_mem, itemsize, a, c), grow_to=grow_to)
         if k1 is None:
             continue
-        k2 = choose_blocks(shape, w, c, _budget(max_mem, itemsize, c, w), min_tasks=min_tasks)
+        k2 = choose_blocks(shape, w, c, _budget(max_mem, itemsize, c, w), grow_to=grow_to)
         if k2 is None:
             continue
         s1 = _stage(shape, itemsize, k1, a, c, "source", "intermediate")
