@@ -517,3 +517,76 @@ def test_v2_source_to_v3_target_moves_dimension_names():
     assert target.zarr_format == 3 and target.dimension_names == ("time", "x")
     assert dict(target.attrs) == {"units": "K"}
     np.testing.assert_array_equal(target[:], src[:])
+
+
+# -- what a task holds -------------------------------------------------------------------
+@pytest.mark.parametrize("shards", [None, (64, 16, 16)])
+def test_a_task_holds_no_more_than_it_declares(tmp_path, shards):
+    """Each task of both stages, run alone under tracemalloc (numpy buffers and
+    encoded bytes are traced): its peak of live memory stays under its declared
+    memory (give or take 16 KiB of Python bookkeeping: the task's chunk keys and
+    projections), and the declared memory stays under max_mem."""
+    import tracemalloc
+
+    from zarrdask.workflows._run import copy_block
+
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(64, 96, 96)).astype("f4")  # noise: the codecs cannot shrink it
+    src = zarrdask.create_array(str(tmp_path / "src.zarr"), shape=data.shape, dtype="f4", chunks=(4, 96, 96),
+                                data=data, compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    max_mem = 1_000_000
+    plan = rechunk(src, (64, 8, 8), str(tmp_path / "dst.zarr"), max_mem=max_mem, target_shards=shards,
+                   temp_store=str(tmp_path / "tmp.zarr"))
+    assert plan.nstages == 2
+    plan.to_dask()
+    job = plan._jobs[0]
+    tracemalloc.start()
+    try:
+        for stage in job.plan.stages:
+            reads = job.source if stage.reads == "source" else job.temp
+            writes = job.target if stage.writes == "target" else job.temp
+            for index in stage.indices():
+                tracemalloc.reset_peak()
+                before = tracemalloc.get_traced_memory()[0]
+                copy_block(reads, writes, stage.region(index))
+                held = tracemalloc.get_traced_memory()[1] - before
+                assert held <= stage.memory(index) + (16 << 10), (stage, index, held)
+                assert stage.memory(index) <= max_mem
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(job.target[...], data)
+
+
+def test_the_intermediate_is_uncompressed_and_removed(tmp_path):
+    a, data = _source((64, 64), (1, 64), dtype="f4", compressors=[{"name": "zstd", "configuration": {"level": 3}}])
+    temp = tmp_path / "tmp.zarr"
+    plan = rechunk(a, (64, 1), MemoryStore(), max_mem=64 * 8 * 4 * 3, temp_store=str(temp))
+    assert plan.nstages == 2
+    plan.to_dask()
+    inter = plan._jobs[0].temp
+    assert inter.compressors == () and inter.filters == ()  # written once, read once: stored as it is
+    out = plan.execute(progress=False)
+    np.testing.assert_array_equal(out[...], data)
+    assert [c.name for c in out.compressors] == ["zstd"]
+    assert not [p for p in temp.rglob("*") if p.is_file()]  # chunks and metadata removed
+
+
+def test_enough_tasks_for_every_worker():
+    # 64 MiB: blocks stop growing at an eighth of it (8 tasks per stage: 4 per worker thread of 2)
+    shape, a, w = (256, 256, 256), (64, 64, 64), (256, 16, 16)
+    for min_tasks in (1, 8):
+        p = plan_array("x", shape, "f4", a, w, None, 256 << 20, intermediate=True, min_tasks=min_tasks)
+        counts = [s.ntasks for s in p.stages]
+        assert all(n >= min_tasks for n in counts), (min_tasks, counts)
+    # never below MIN_TASK_BYTES for the sake of more tasks
+    small = plan_array("x", (64, 64, 64), "f4", (1, 64, 64), (64, 64, 64), None, 256 << 20, min_tasks=64)
+    assert small.ntasks == 1
+
+
+def test_min_tasks_follows_the_distributed_cluster():
+    distributed = pytest.importorskip("distributed")
+    from zarrdask.workflows.rechunk import TASKS_PER_WORKER, _min_tasks
+
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        assert _min_tasks() == 3 * TASKS_PER_WORKER
