@@ -12,7 +12,10 @@ the array), times the item size::
     memory(block) = itemsize * prod_d (ceil(stop_d / r_d) * r_d  clipped to shape_d
                                        - floor(start_d / r_d) * r_d)
 
-where ``r`` is the read array's chunk shape. Every block is also a union of
+where ``r`` is the read array's chunk shape, plus :func:`task_overhead`: the
+chunk's stored bytes and the decoded chunk in flight while reading, the unit's
+contiguous copy and its encoded bytes while writing (a task runs the engine one
+chunk per store call). Every block is also a union of
 whole *write units* (shards of a sharded array, chunks otherwise, cut only by
 the array's edge), so no two tasks ever write the same stored object and no
 write has to read what is already there. The bytes *read* by a stage are the

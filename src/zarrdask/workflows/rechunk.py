@@ -91,8 +91,8 @@ def rechunk(
         Where to write: anything :func:`zarrdask.create_array` accepts.
     max_mem : int or str
         The memory a task may declare, in bytes or as a string (``"100MB"``,
-        ``"1GiB"``): a task's block expanded to the chunks it reads, see
-        :mod:`zarrdask.workflows.plan`.
+        ``"1GiB"``): a task's block expanded to the chunks it reads, plus one
+        chunk being decoded or encoded (see :mod:`zarrdask.workflows.plan`).
     target_shards : tuple, dict or None
         The target's shard shape, in the same forms as ``target_chunks``
         (``None`` along a dimension, or a dimension left out of a dict: one
@@ -103,7 +103,8 @@ def rechunk(
         Where an intermediate array may go when a one-pass copy cannot keep a
         task under ``max_mem`` (or moves more bytes). Must be another store
         than ``target_store``; the intermediate arrays are created under
-        ``target_path`` there and left behind (delete them afterwards).
+        ``target_path`` there, stored uncompressed, and removed once their
+        target is written.
     target_path : str
         The path of the copy inside ``target_store``.
     target_options : dict, optional
