@@ -1,0 +1,336 @@
+"""Parallel rechunk benchmark: ``python -m benchmarks.rechunk`` (``--quick`` for a smoke run).
+
+A 2 GB float32 array of shape (2000, 500, 500) stored in map layout, chunks
+(10, 500, 500) (Zarr v2, blosc lz4 + shuffle, so every peer can read it), is
+rechunked to time-series layout, chunks (2000, 25, 25), by
+
+- **zarrdask**: ``zarrdask.rechunk(src, chunks, target, max_mem=..., target_shards=...,
+  temp_store=...).execute()``;
+- **dask**: ``dask.array.from_zarr(src).rechunk(...)`` then ``to_zarr`` into an
+  array created by zarr-python 3 (rechunked to whole shards for the sharded
+  target, so no two tasks write one shard); dask has no memory budget: its
+  peak is reported against the same ``max_mem`` for comparison;
+- **rechunker** 0.5.4 (zarr 2 only, so no sharded target), in an environment of
+  its own (``~/.cache/zarrdask-bench/rechunker-venv``, created on first use with
+  zarr 2.18.7 and numcodecs 0.15.2); its intermediate is uncompressed, like zarrdask's;
+
+with ``max_mem`` 256 MB and 64 MB, a plain target and one sharded in
+(2000, 50, 50) shards (v3, blosc lz4 + shuffle), on dask's threaded scheduler
+with 2 threads and on a ``distributed.LocalCluster`` of 2 single-threaded worker
+processes. Each run is a fresh process (``benchmarks/rechunk_worker.py``);
+its time includes planning and creating the target; memory is the peak RSS
+of every process that runs tasks, above its RSS after imports. Each target is
+checked against the source on two (2000, 50, 50) columns.
+
+Results: a table on stdout and ``benchmarks/results/rechunk.md`` /
+``rechunk.json`` (``--out DIR`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:  # python benchmarks/rechunk.py
+    sys.path.insert(0, ROOT)
+
+from benchmarks.rechunk_worker import MARKER
+from benchmarks.run import _cpu_model, _git_commit, _loadavg, _versions, fs_type, worker_env
+
+SHAPE = (2000, 500, 500)
+QUICK_SHAPE = (200, 500, 500)
+SOURCE_CHUNKS = (10, 500, 500)
+TARGET_CHUNKS = (-1, 25, 25)  # -1: the whole time axis
+SHARDS = (-1, 50, 50)
+IMPLS = ("zarrdask", "dask", "rechunker")
+RECHUNKER_ENV = os.path.join(os.path.expanduser("~"), ".cache", "zarrdask-bench", "rechunker-venv")
+RECHUNKER_PINS = ["rechunker==0.5.4", "zarr==2.18.7", "numcodecs==0.15.2"]
+#: where the reference columns of the check are taken (y, x corners of 50x50 columns)
+CHECK_COLUMNS = ((100, 200), (450, 0))
+MB = 10**6
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- data ---------------------------------------------------------------------------------
+def make_slab(t0: int, n: int, ny: int, nx: int, seed: int = 0) -> np.ndarray:
+    """Time steps ``t0 .. t0+n`` of a temperature-like field: fixed waves in space, a
+    seasonal cycle in time, Gaussian noise (sigma 0.5) per step, quantised to 1/256 —
+    real work for the codec, the same bytes every run."""
+    y = np.linspace(0, 2 * np.pi, ny, dtype=np.float32)[:, None]
+    x = np.linspace(0, 2 * np.pi, nx, dtype=np.float32)[None, :]
+    base = 280 + 15 * np.sin(3 * x) * np.cos(2 * y) + 10 * np.sin(5 * x + 7 * y)
+    t = np.arange(t0, t0 + n, dtype=np.float32)[:, None, None]
+    slab = base[None] + 8 * np.sin(2 * np.pi * t / 365.0) * np.cos(y)[None]
+    slab += 0.5 * np.random.default_rng([seed, t0]).standard_normal(slab.shape, dtype=np.float32)
+    return (np.round(slab * 256) / 256).astype("f4")
+
+
+def ensure_source(workdir: str, shape: tuple[int, ...]) -> str:
+    """The source array (Zarr v2, written once per shape and kept in ``workdir``)."""
+    import zarrdask
+
+    path = os.path.join(workdir, f"source-{'x'.join(map(str, shape))}.zarr")
+    done = os.path.join(path, ".complete")
+    if os.path.exists(done):
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    _log(f"writing the source {shape} float32 to {path} ...")
+    a = zarrdask.create_array(
+        path, shape=shape, dtype="f4", chunks=SOURCE_CHUNKS, zarr_format=2, fill_value=0,
+        compressors={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+    )
+    step = SOURCE_CHUNKS[0] * 10
+    for t0 in range(0, shape[0], step):
+        n = min(step, shape[0] - t0)
+        a[t0 : t0 + n] = make_slab(t0, n, shape[1], shape[2])
+    open(done, "w").close()
+    return path
+
+
+def reference_columns(source: str) -> list[np.ndarray]:
+    import zarrdask
+
+    a = zarrdask.open_array(source, mode="r")
+    return [a[:, y : y + 50, x : x + 50] for y, x in CHECK_COLUMNS]
+
+
+def check_target(path: str, refs: list[np.ndarray]) -> bool:
+    import zarrdask
+
+    a = zarrdask.open_array(path, mode="r")
+    return all(np.array_equal(a[:, y : y + 50, x : x + 50], ref) for (y, x), ref in zip(CHECK_COLUMNS, refs, strict=True))
+
+
+# -- the rechunker environment --------------------------------------------------------------
+def rechunker_python() -> tuple[str | None, str]:
+    """The Python of the rechunker environment (created if missing), or (None, why not)."""
+    python = os.path.join(RECHUNKER_ENV, "bin", "python")
+    if os.path.exists(os.path.join(RECHUNKER_ENV, ".complete")):
+        return python, ""
+    _log(f"creating the rechunker environment in {RECHUNKER_ENV} ...")
+    from importlib.metadata import version
+
+    pins = [*RECHUNKER_PINS, f"dask[array]=={version('dask')}", f"distributed=={version('distributed')}",
+            f"numpy=={version('numpy')}"]
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", RECHUNKER_ENV], check=True, capture_output=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", *pins], check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as e:
+        return None, f"could not create the rechunker environment: {(e.stderr or '')[-500:]}"
+    open(os.path.join(RECHUNKER_ENV, ".complete"), "w").close()
+    return python, ""
+
+
+# -- running -------------------------------------------------------------------------------
+def run_one(python: str, task: dict, env: dict, timeout: float) -> dict:
+    try:
+        proc = subprocess.run([python, "-m", "benchmarks.rechunk_worker"], input=json.dumps(task), capture_output=True,
+                              text=True, cwd=ROOT, env=env, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(MARKER):
+            result = json.loads(line[len(MARKER):])
+            if "error" in result:
+                result["stderr"] = proc.stderr.strip().splitlines()[-10:]
+            return result
+    return {"error": f"worker exited with {proc.returncode}", "stderr": proc.stderr.strip().splitlines()[-10:]}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.rechunk", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help=f"a {QUICK_SHAPE} source (200 MB): checks that all runs work")
+    p.add_argument("--impls", default=",".join(IMPLS), help="comma-separated, of " + ", ".join(IMPLS))
+    p.add_argument("--schedulers", default="threads,cluster", help="threads (dask's threaded scheduler) and/or cluster")
+    p.add_argument("--max-mem", default="256MB,64MB", help="comma-separated budgets (MB = 10^6 bytes)")
+    p.add_argument("--targets", default="plain,sharded")
+    p.add_argument("--threads", type=int, default=2, help="threads, or single-threaded cluster workers (default 2)")
+    p.add_argument("--workdir", default=None, help="where stores go (default /dev/shm/zarrdask-rechunk-bench)")
+    p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    return p.parse_args(argv)
+
+
+def _parse_mb(text: str) -> int:
+    text = text.strip().upper()
+    return int(float(text[:-2]) * MB) if text.endswith("MB") else int(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    shape = QUICK_SHAPE if args.quick else SHAPE
+    impls = [i for i in args.impls.split(",") if i]
+    unknown = set(impls) - set(IMPLS)
+    if unknown:
+        raise SystemExit(f"unknown implementation(s) {sorted(unknown)}; known: {', '.join(IMPLS)}")
+    workdir = args.workdir or ("/dev/shm/zarrdask-rechunk-bench" if os.path.isdir("/dev/shm") else "/tmp/zarrdask-rechunk-bench")
+    os.makedirs(workdir, exist_ok=True)
+    started = time.perf_counter()
+    load_before = _loadavg()
+    source = ensure_source(workdir, shape)
+    refs = reference_columns(source)
+    pythons = {"zarrdask": sys.executable, "dask": sys.executable}
+    skipped: dict[str, str] = {}
+    if "rechunker" in impls:
+        py, why = rechunker_python()
+        if py is None:
+            skipped["rechunker"] = why
+        else:
+            pythons["rechunker"] = py
+    env = worker_env(args.threads, workdir)
+    # byte code where each package keeps it (the rechunker environment's, compiled by
+    # pip), and zarrdask's compiled now, so that no run compiles modules it imports
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    import zarrdask
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(zarrdask.__file__)], env=env,
+                   check=False, capture_output=True)
+    chunks = tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS)
+    shards = tuple(shape[0] if c == -1 else c for c in SHARDS)
+    runs = []
+    for scheduler in args.schedulers.split(","):
+        for target in args.targets.split(","):
+            for mem_text in args.max_mem.split(","):
+                max_mem = _parse_mb(mem_text)
+                for impl in impls:
+                    if impl in skipped or (impl == "rechunker" and target == "sharded"):
+                        continue
+                    tpath, temp = os.path.join(workdir, "target.zarr"), os.path.join(workdir, "temp.zarr")
+                    for p in (tpath, temp):
+                        shutil.rmtree(p, ignore_errors=True)
+                    task = {"impl": impl, "scheduler": scheduler, "threads": args.threads, "source": source,
+                            "target": tpath, "temp": temp, "chunks": chunks,
+                            "shards": shards if target == "sharded" else None, "max_mem": max_mem}
+                    _log(f"  {scheduler:8} {target:8} max_mem {max_mem // MB:4d} MB  {impl} ...")
+                    result = run_one(pythons[impl], task, env, args.timeout)
+                    if "error" not in result:
+                        result["correct"] = check_target(tpath, refs)
+                        _log(f"      {result['time']:.2f} s, peak per process "
+                             f"{', '.join(f'{m:.0f}' for m in result['peak_mib'])} MiB, correct {result['correct']}")
+                    else:
+                        _log(f"      ! {result['error']}")
+                    runs.append({"scheduler": scheduler, "target": target, "max_mem": max_mem, "impl": impl, **result})
+                    for p in (tpath, temp):
+                        shutil.rmtree(p, ignore_errors=True)
+    results = {
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "shape": shape, "source_chunks": SOURCE_CHUNKS, "target_chunks": chunks, "shards": shards,
+        "threads": args.threads, "cpu": _cpu_model(), "ncpu": os.cpu_count(),
+        "workdir": workdir, "fs": fs_type(workdir), "load_before": load_before,
+        "versions": {**{k: v for k, v in _versions().items() if k not in ("zarrs", "tensorstore")},
+                     **_rechunker_versions(pythons.get("rechunker"))},
+        "commit": _git_commit(), "skipped": skipped, "runs": runs,
+        "wall_time": time.perf_counter() - started,
+    }
+    text = render(results)
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "rechunk.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(args.out, "rechunk.md"), "w") as f:
+        f.write(text + "\n")
+    return 0 if all("error" not in r and r.get("correct") for r in runs) else 1
+
+
+def _rechunker_versions(python: str | None) -> dict[str, str]:
+    if python is None:
+        return {}
+    code = ("import json, importlib.metadata as m; print(json.dumps({'rechunker env: ' + p: m.version(p) "
+            "for p in ('rechunker', 'zarr', 'numcodecs')}))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
+
+# -- the table ------------------------------------------------------------------------------
+def _per_worker(run: dict, threads: int) -> float:
+    """Peak MiB per worker: per worker process on a cluster; the process's peak
+    shared by its threads on the threaded scheduler."""
+    peaks = run["peak_mib"]
+    return max(peaks) if run["scheduler"] == "cluster" else peaks[0] / threads
+
+
+def render(results: dict) -> str:
+    threads = results["threads"]
+    by: dict[tuple, dict[str, dict]] = {}
+    for r in results["runs"]:
+        by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
+    head = ("| scheduler | target | max_mem | zarrdask s | dask s | rechunker s | dask / zd time | rechunker / zd time "
+            "| peak per worker, MiB (x max_mem): zarrdask | dask | rechunker | zarrdask tasks (stages) "
+            "| intermediate left | targets |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for (scheduler, target, max_mem), got in by.items():
+        mib = max_mem / 2**20
+
+        def t(impl: str) -> str:
+            r = got.get(impl)
+            if r is None:
+                return "n/a"
+            if "error" in r:
+                return "error"
+            return f"{r['time']:.2f}" + ("" if r.get("correct") else " (WRONG)")
+
+        def peak(impl: str) -> str:
+            r = got.get(impl)
+            if r is None or "error" in r:
+                return "n/a"
+            m = _per_worker(r, threads)
+            return f"{m:,.0f} ({m / mib:.2f}x)"
+
+        def ratio(impl: str) -> str:
+            r, z = got.get(impl), got.get("zarrdask")
+            if r is None or z is None or "error" in r or "error" in z:
+                return ""
+            return f"{r['time'] / z['time']:.2f}x"
+
+        z = got.get("zarrdask")
+        tasks = left = verdict = ""
+        if z is not None and "error" not in z:
+            tasks = f"{z['tasks']} ({z['stages']})"
+            left = f"{z['temp_bytes_after']:,} B"
+            checks = []
+            d = got.get("dask")
+            if d is not None and "error" not in d:
+                checks.append(("time <= dask", z["time"] <= d["time"]))
+            checks.append(("peak <= 1.1x", _per_worker(z, threads) <= 1.1 * mib))
+            checks.append(("tasks >= 2 per worker and stage", z["tasks"] >= 2 * threads * z["stages"]))
+            checks.append(("intermediate removed", z["temp_bytes_after"] == 0))
+            verdict = "; ".join(("" if ok else "MISS: ") + name for name, ok in checks)
+        lines.append(f"| {scheduler} | {target} | {max_mem // MB} MB | {t('zarrdask')} | {t('dask')} | {t('rechunker')} "
+                     f"| {ratio('dask')} | {ratio('rechunker')} | {peak('zarrdask')} | {peak('dask')} | {peak('rechunker')} "
+                     f"| {tasks} | {left} | {verdict} |")
+    v = results["versions"]
+    notes = [
+        "",
+        f"- Source {results['shape']} float32, chunks {results['source_chunks']} (Zarr v2, blosc lz4 + shuffle); target "
+        f"chunks {results['target_chunks']}, sharded target in {results['shards']} shards (v3, blosc lz4 + shuffle).",
+        f"- {threads} threads (threaded scheduler) or {threads} single-threaded worker processes (LocalCluster); "
+        f"{results['ncpu']} CPUs ({results['cpu']}); stores in {results['workdir']} ({results['fs']}); "
+        f"load average {results['load_before']} at the start; whole run {results['wall_time']:.0f} s; {results['date']}.",
+        "- Peak per worker: each cluster worker's peak RSS above its RSS after imports (the largest of the workers); "
+        f"on the threaded scheduler the process's peak divided by its {threads} threads. "
+        "x max_mem: over max_mem in MiB (256 MB = 244 MiB, 64 MB = 61 MiB).",
+        "- dask / zd time, rechunker / zd time: how many times longer the peer takes than zarrdask. "
+        "Every target was checked against the source on two (all, 50, 50) columns.",
+        "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + f"; zarrdask commit {results['commit']}.",
+    ]
+    for impl, why in results["skipped"].items():
+        notes.append(f"- {impl} skipped: {why}")
+    return "\n".join(lines + notes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""One measured rechunk, in a fresh process: ``python -m benchmarks.rechunk_worker``.
+
+Reads a JSON task on stdin, prints one line ``MARKER + JSON`` with the result.
+Runs in the main environment (``zarrdask``, ``dask``) and in the rechunker
+environment (zarr 2, ``rechunker``), so it imports no library at module level
+beyond the standard library and numpy. See ``benchmarks/rechunk.py``.
+
+Memory: every process that runs tasks (this one on the threaded scheduler,
+each worker of a ``LocalCluster``) resets its resident-set high-water mark
+(Linux ``/proc/self/clear_refs``, ``5``) after the libraries are imported and
+reports ``VmHWM`` minus the RSS at the reset when the run is over: the run's
+own peak, with import and interpreter memory left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import re
+import sys
+import time
+import traceback
+from typing import Any
+
+MARKER = "@@zarrdask-rechunk@@"
+
+BLOSC = {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4}
+
+
+# -- memory of a process (run here or on a cluster worker through client.run) ------------
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
+    if m is None:
+        raise OSError(f"no {field} in /proc/self/status")
+    return int(m.group(1))
+
+
+def reset_peak() -> int:
+    """Reset this process's RSS high-water mark; return the RSS (KiB) it starts from."""
+    gc.collect()
+    rss = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return rss
+
+
+def read_peak() -> int:
+    """This process's RSS high-water mark (KiB) since :func:`reset_peak`."""
+    return _status_kib("VmHWM")
+
+
+def warm(impl: str) -> bool:
+    """Import what the run needs, so that imports are not counted in its peak."""
+    import numcodecs  # noqa: F401
+    import numpy  # noqa: F401
+
+    if impl == "zarrdask":
+        import zarrdask
+        import zarrdask.workflows.rechunk  # noqa: F401
+
+        zarrdask.open_array  # noqa: B018
+    else:
+        import zarr  # noqa: F401
+
+        if impl == "rechunker":
+            import rechunker  # noqa: F401
+    return True
+
+
+# -- the three ways of rechunking -----------------------------------------------------------
+def _run_zarrdask(task: dict) -> dict:
+    import zarrdask
+
+    src = zarrdask.open_array(task["source"], mode="r")
+    options = {"zarr_format": 3, "compressors": [{"name": "blosc", "configuration": BLOSC}], "fill_value": 0}
+    plan = zarrdask.rechunk(
+        src, tuple(task["chunks"]), task["target"], max_mem=task["max_mem"],
+        target_shards=tuple(task["shards"]) if task["shards"] else None,
+        temp_store=task["temp"], target_options=options,
+    )
+    info = {"tasks": plan.ntasks, "stages": plan.nstages, "declared_peak": plan.peak_memory}
+    plan.execute(progress=False)
+    return info
+
+
+def _run_dask(task: dict) -> dict:
+    import dask.array as da
+    import zarr
+    from zarr.codecs import BloscCodec
+
+    src = zarr.open_array(task["source"], mode="r")
+    shards = tuple(task["shards"]) if task["shards"] else None
+    target = zarr.create_array(
+        task["target"], shape=src.shape, dtype=src.dtype, chunks=tuple(task["chunks"]), shards=shards,
+        compressors=BloscCodec(**BLOSC), fill_value=0, zarr_format=3,
+    )
+    # each dask block is one target chunk, or one whole shard when sharded, so no
+    # two tasks write the same object
+    x = da.from_zarr(src).rechunk(shards or tuple(task["chunks"]))
+    stored = da.to_zarr(x, target, compute=False)
+    info = {"tasks": len(stored.__dask_graph__())}
+    stored.compute()
+    return info
+
+
+def _run_rechunker(task: dict) -> dict:
+    import rechunker
+    import zarr
+    from numcodecs import Blosc
+
+    if task["shards"]:
+        raise ValueError("rechunker 0.5 writes Zarr v2, which has no shards")
+    src = zarr.open_array(task["source"], mode="r")
+    plan = rechunker.rechunk(
+        src, tuple(task["chunks"]), task["max_mem"], task["target"], temp_store=task["temp"],
+        target_options={"compressor": Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE)},
+        # like zarrdask's, the intermediate is stored uncompressed
+        temp_options={"compressor": None},
+    )
+    info = {"tasks": len(plan._delayed.__dask_graph__()) if hasattr(plan, "_delayed") else None}
+    plan.execute()
+    return info
+
+
+RUNS = {"zarrdask": _run_zarrdask, "dask": _run_dask, "rechunker": _run_rechunker}
+
+
+# -- schedulers ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def _scheduler(task: dict):
+    """Yield (reset, read): functions resetting / reading the peak RSS of every
+    process that runs tasks, as lists of KiB."""
+    import dask
+
+    threads = task["threads"]
+    if task["scheduler"] == "threads":
+        with dask.config.set(scheduler="threads", num_workers=threads):
+            warm(task["impl"])
+            yield (lambda: [reset_peak()]), (lambda: [read_peak()])
+        return
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=threads, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        client.run(warm, task["impl"])
+
+        def per_worker(fn):
+            found = client.run(fn)
+            return [found[w] for w in sorted(found)]
+
+        yield (lambda: per_worker(reset_peak)), (lambda: per_worker(read_peak))
+
+
+def _dir_bytes(path: str) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, name))
+    return total
+
+
+def run(task: dict) -> dict:
+    run_fn = RUNS[task["impl"]]
+    with _scheduler(task) as (reset, read):
+        base = reset()
+        t0 = time.perf_counter()
+        info = run_fn(task)
+        elapsed = time.perf_counter() - t0
+        peak = read()
+    out = dict(info)
+    out["time"] = elapsed
+    out["peak_mib"] = [max(0, p - b) / 1024 for p, b in zip(peak, base, strict=True)]
+    out["temp_bytes_after"] = _dir_bytes(task["temp"]) if os.path.exists(task["temp"]) else 0
+    out["target_bytes"] = _dir_bytes(task["target"])
+    return out
+
+
+def main() -> int:
+    task = json.loads(sys.stdin.read())
+    try:
+        result = run(task)
+    except Exception as e:  # noqa: BLE001 - reported to the orchestrator
+        traceback.print_exc()
+        result = {"error": f"{type(e).__name__}: {e}"}
+    print(MARKER + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
