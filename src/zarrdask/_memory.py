@@ -6,9 +6,20 @@ CPU as into an aligned one (1 MiB from tmpfs: 430 µs against 72 µs; the
 kernel's ``rep movsb`` copy): and ``malloc`` — so ``numpy.empty`` and
 ``bytes`` — returns exactly such addresses. Buffers that files are read into
 are therefore allocated :data:`ALIGN`-byte aligned.
+
+They are also reused (:data:`read_buffers`): a fresh buffer of a few hundred
+KiB to a few MiB is ``mmap``'d by ``malloc`` (or carved from a heap that
+``free`` trims again), so every page of it faults on first touch — 256 faults
+per MiB, each with the kernel zeroing a page. Measured on the same machine, a
+full read of 256 MiB of uncompressed 1 MiB chunks on one thread took 250–290 ms
+with 65,000 minor faults per read, and 90 ms with the read buffers reused
+(floor: 28 ms to fill the output, 26 ms of ``pread``, 28 ms of copying).
 """
 
 from __future__ import annotations
+
+import threading
+import weakref
 
 import numpy as np
 
@@ -29,6 +40,79 @@ def aligned_empty(shape: tuple[int, ...] | int, dtype: np.dtype | str = np.uint8
     if order == "F":
         return flat.reshape(shape[::-1]).T
     return flat.reshape(shape)
+
+
+class BufferPool:
+    """Aligned byte buffers handed out by :meth:`take` and given back by
+    :meth:`give` for the next read to reuse (their pages already faulted in).
+
+    Sizes are rounded up to one of eight classes per power of two (at most
+    12.5 % unused), buffers above :attr:`largest` are never kept, and the free
+    buffers together never exceed :attr:`max_bytes`. Only buffers this pool
+    handed out are taken back, each once: :meth:`give` ignores anything else,
+    so a caller may pass every value it got from a store. A buffer must not be
+    given back while anything still refers to its memory.
+    """
+
+    def __init__(self, max_bytes: int, largest: int) -> None:
+        self.max_bytes, self.largest = max_bytes, largest
+        self._free: dict[int, list[np.ndarray]] = {}
+        # address of the data -> buffer handed out (weak: a buffer never given
+        # back is freed as usual once its views are gone)
+        self._out: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def size_class(nbytes: int) -> int:
+        if nbytes <= 4096:
+            return 4096
+        step = 1 << max(nbytes.bit_length() - 4, 0)  # 1/8 of the power of two below nbytes
+        return -(-nbytes // step) * step
+
+    def take(self, nbytes: int) -> memoryview:
+        """A writable, :data:`ALIGN`-aligned byte view of exactly ``nbytes``."""
+        size = self.size_class(nbytes)
+        buf = None
+        if size <= self.largest:
+            with self._lock:
+                free = self._free.get(size)
+                if free:
+                    buf = free.pop()
+                    self._held -= size
+        if buf is None:
+            buf = aligned_empty(size)
+        if size <= self.largest:
+            with self._lock:
+                self._out[buf.ctypes.data] = buf
+        return memoryview(buf)[:nbytes]
+
+    def give(self, values: "list | tuple") -> None:
+        """Give back the buffers behind ``values`` (memoryviews from :meth:`take`,
+        possibly sliced or read-only); anything else is ignored."""
+        with self._lock:
+            for v in values:
+                obj = getattr(v, "obj", None)
+                if not isinstance(obj, np.ndarray):
+                    continue
+                buf = self._out.pop(obj.ctypes.data, None)
+                if buf is None or buf is not obj:
+                    continue
+                if self._held + buf.nbytes <= self.max_bytes:
+                    self._free.setdefault(buf.nbytes, []).append(buf)
+                    self._held += buf.nbytes
+
+    def forget(self) -> None:
+        """Drop every free buffer (their memory goes back to the system)."""
+        with self._lock:
+            self._free.clear()
+            self._held = 0
+
+
+#: the buffers chunk files are read into by ``LocalStore.get_buffers`` and given
+#: back by the chunk engine once decoded: enough to keep a few groups of chunks
+#: per thread (:data:`zarrdask.core.engine.GROUP_BYTES`) without faulting
+read_buffers = BufferPool(max_bytes=48 << 20, largest=16 << 20)
 
 
 # -- returning freed memory ------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from .._memory import aligned_empty
+from .._memory import aligned_empty, read_buffers
 from .._pool import Pipeline, io_map, one_chunk_at_a_time, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
@@ -161,6 +161,8 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     def read_group(group: Sequence[int]) -> None:
         values = store.get_buffers([keys[i] for i in group])
         thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
+        # decoded and copied into `out`: nothing refers to the read buffers any more
+        read_buffers.give(values)
 
     parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]
     whole = [i for i, p in enumerate(projections) if not (in_part and not p.is_complete)]

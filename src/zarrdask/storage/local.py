@@ -79,7 +79,7 @@ import time
 import uuid
 from typing import Hashable, Iterable, Iterator, Mapping, Sequence
 
-from .._memory import aligned_empty
+from .._memory import read_buffers
 from .._pool import thread_map
 from ..errors import InvalidKeyError, StoreError
 from .abc import Store, ValueReader, as_buffer
@@ -400,7 +400,7 @@ class LocalStore(Store):
             return None
         try:
             size = st.st_size  # type: ignore[union-attr]
-            buf = memoryview(aligned_empty(size))
+            buf = read_buffers.take(size)
             got = pread_into(fd, buf, 0)
             # as _read: the size fstat gave (fewer bytes if the file shrank meanwhile)
             return (buf if got == size else buf[:got]).toreadonly()
@@ -413,7 +413,9 @@ class LocalStore(Store):
         """As :meth:`get_many`, read into 64-byte aligned buffers (the kernel
         copies into them several times faster than into ``malloc``'d memory on
         the machines measured; ``zarrdask._memory``), returned as read-only
-        memoryviews. A subclass that overrides :meth:`get_many` (to record or
+        memoryviews. The buffers come from :data:`zarrdask._memory.read_buffers`;
+        a caller done with them may give them back there (the chunk engine does),
+        else they are simply freed. A subclass that overrides :meth:`get_many` (to record or
         change reads) is served by its ``get_many``."""
         if type(self).get_many is not LocalStore.get_many:
             return self.get_many(keys)
