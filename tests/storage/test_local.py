@@ -8,6 +8,7 @@ import pickle
 import time
 import uuid
 
+import numpy as np
 import pytest
 
 from zarrdask.errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
@@ -270,6 +271,7 @@ def test_reads_through_links_out_of_the_root_are_refused(linked, key):
         lambda: store.getsize(key),
         lambda: store.exists(key),
         lambda: store.reader(key).read([RangeRequest(0, 1)]),
+        lambda: store.read_into(key, np.empty(7, "u1")),
     ):
         with pytest.raises(InvalidKeyError) as info:
             read()

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view, scratch_array, size_error
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
+from .bytes_codec import BytesCodec, _stored
 
 
 def bounded_decode(
@@ -236,6 +237,22 @@ class CodecChain(_CodecList, ArrayBytesCodec):
                         out[...] = buf
                         return
         out[...] = self.decode(data, spec, key)
+
+    def stored_as(self, view: np.ndarray, spec: ChunkSpec) -> bool:
+        """Whether a stored chunk's bytes are exactly ``view``'s elements in C
+        order (no codec but a ``bytes`` codec in ``view``'s byte order, a C-order
+        chunk of ``spec``'s shape and data type), so a store may read them
+        straight into ``view`` (:meth:`Store.read_into`)."""
+        if self.array_array or self.bytes_bytes or type(self.array_bytes) is not BytesCodec:
+            return False
+        if spec.order != "C" or view.shape != tuple(spec.shape) or view.dtype != spec.dtype:
+            return False
+        if view.dtype.hasobject or view.dtype.itemsize == 0:
+            return False
+        try:
+            return _stored(spec.dtype, self.array_bytes.endian) == view.dtype
+        except CodecError:
+            return False
 
     def decode_to_bytes(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> Any:
         """The array→bytes codec's encoded form of a stored chunk: ``data`` with

@@ -158,7 +158,27 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         part = read_consistently(store, key, lambda reader: codec.decode_partial(reader, spec, proj, key))
         out[proj.out_selection] = layout.fill_value if part is None else part
 
+    # uncompressed chunks go straight from the file into `out` where the store can
+    stored_as = getattr(codec, "stored_as", None) if type(store).read_into is not Store.read_into else None
+
+    def read_raw(i: int) -> bool:
+        """Read chunk ``i`` straight into its place in ``out`` when its stored
+        bytes are that region's elements (uncompressed, C order); whether done."""
+        proj = projections[i]
+        spec = layout.spec_at(spec0, proj.coords)
+        view = _out_view(out, proj, spec.shape)
+        if view is None or not stored_as(view, spec):
+            return False
+        done = store.read_into(keys[i], view)
+        if done is False:  # missing
+            out[proj.out_selection] = layout.fill_value
+        return done is not None
+
     def read_group(group: Sequence[int]) -> None:
+        if stored_as is not None:
+            group = [i for i, done in zip(group, thread_map(read_raw, group)) if not done]
+            if not group:
+                return
         values = store.get_buffers([keys[i] for i in group])
         thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
         # decoded and copied into `out`: nothing refers to the read buffers any more

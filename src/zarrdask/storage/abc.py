@@ -289,6 +289,14 @@ class Store(ABC):
         default is :meth:`get_many`."""
         return self.get_many(keys)
 
+    def read_into(self, key: str, view: Any) -> bool | None:
+        """Read ``key``'s value straight into the numpy array ``view`` (its
+        bytes taken as ``view``'s elements in C order); ``True`` when done,
+        ``False`` when the key is missing, ``None`` when this store does not
+        (the default: the caller reads the value with :meth:`get_buffers`).
+        ``LocalStore`` does, for uncompressed chunks read whole."""
+        return None
+
     def get(self, key: str) -> bytes | None:
         """Value of one key, or ``None`` if it is missing."""
         return self.get_many([key])[0]

@@ -8,6 +8,13 @@ Where a descriptor is
     inside the store root is made on the very file or directory the store
     then reads or writes, at the cost of one system call; elsewhere it falls
     back to ``os.path.realpath`` of the path.
+Reads into an array's rows
+    :func:`preadv_rows` reads a file straight into a strided array view (an
+    uncompressed chunk's place in a larger output): one ``preadv`` per up to
+    ``IOV_MAX`` rows, its ``iovec`` array built with numpy and the call made
+    through ``ctypes`` (which releases the GIL), so each byte is copied once,
+    by the kernel. Python's ``os.preadv`` would need a memoryview per row
+    (about 0.4 ms for a 512-row chunk); this costs a few µs.
 Temporary files
     An atomic write goes to ``.<name>.<32 hex digits>.tmp`` next to its
     destination, holds an ``flock`` on it while writing and renames it into
@@ -29,7 +36,7 @@ import stat
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 try:  # POSIX
     import fcntl
@@ -37,6 +44,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "preadv_rows",
     "real_path",
     "pread_all",
     "is_temp",
@@ -94,6 +102,65 @@ def pread_into(fd: int, buf: memoryview, offset: int) -> int:
             break
         done += got
     return done
+
+
+#: ``iovec`` entries one ``preadv`` call takes at most (POSIX ``IOV_MAX``, 1024 on Linux and macOS)
+IOV_MAX = 1024
+
+
+def _load_preadv() -> Any:
+    if not hasattr(os, "preadv"):  # pragma: no cover - Windows
+        return None
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(None, use_errno=True).preadv
+    except (OSError, AttributeError):  # pragma: no cover - no C library to call
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int64]
+    fn.restype = ctypes.c_ssize_t
+    return fn
+
+
+_preadv = _load_preadv()
+
+
+def preadv_rows(fd: int, view: Any) -> bool:
+    """Fill the numpy array ``view`` with the file's first ``view.nbytes``
+    bytes, taken as ``view``'s elements in C order, reading straight into its
+    memory; ``False`` (``view`` then holds garbage) when it cannot: ``view``
+    not writable or not row-major with contiguous rows, no ``preadv`` here,
+    or a short read."""
+    import numpy as np
+
+    if _preadv is None or not view.flags.writeable or view.dtype.hasobject:
+        return False
+    if view.nbytes == 0:
+        return True
+    shape, strides = list(view.shape), list(view.strides)
+    # merge the trailing dimensions that are contiguous in memory into one row
+    row = view.itemsize
+    while shape and strides[-1] == row:
+        row *= shape.pop()
+        strides.pop()
+    if row == view.itemsize and view.ndim:  # not even the last dimension is contiguous
+        return False
+    if any(st < row for st in strides):  # rows overlap, run backwards, or interleave
+        return False
+    offsets = np.zeros(1, dtype=np.int64)
+    for n, st in zip(shape, strides):
+        offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * st).reshape(-1)
+    iov = np.empty((len(offsets), 2), dtype=np.uint64)
+    iov[:, 0] = offsets + view.ctypes.data
+    iov[:, 1] = row
+    pos = 0
+    for start in range(0, len(iov), IOV_MAX):
+        n = min(IOV_MAX, len(iov) - start)
+        got = _preadv(fd, iov[start:].ctypes.data, n, pos)
+        if got != n * row:
+            return False
+        pos += got
+    return True
 
 
 def pread_all(fd: int, size: int, offset: int) -> bytes:

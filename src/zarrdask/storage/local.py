@@ -77,7 +77,7 @@ import shutil
 import stat
 import time
 import uuid
-from typing import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from .._memory import read_buffers
 from .._pool import thread_map
@@ -93,6 +93,7 @@ from .files import (
     lock_temp,
     pread_all,
     pread_into,
+    preadv_rows,
     real_path,
     remove_stale,
     stale_in_directory,
@@ -420,6 +421,28 @@ class LocalStore(Store):
         if type(self).get_many is not LocalStore.get_many:
             return self.get_many(keys)
         return thread_map(self._read_buffer, keys)
+
+    def read_into(self, key: str, view: Any) -> bool | None:
+        """Read ``key``'s value straight into the numpy array ``view`` (its bytes
+        are ``view``'s elements in C order: an uncompressed chunk, ``view`` its
+        place in the output), so the kernel's copy is the only one. ``False``:
+        the key is missing; ``None``: not done (the value's size is not
+        ``view.nbytes``, ``view``'s layout does not allow it, or a subclass
+        reads through its own :meth:`get_many`) and the caller reads the value
+        as usual — which also reports a wrong size."""
+        if type(self).get_many is not LocalStore.get_many:
+            return None
+        fd, st = self._open_file(key, self._path(key))
+        if fd is None:
+            return False
+        try:
+            if st.st_size != view.nbytes:  # type: ignore[union-attr]
+                return None
+            return True if preadv_rows(fd, view) else None
+        except OSError as e:
+            raise StoreError(f"{self!r}: cannot read key {key!r}: {e}") from e
+        finally:
+            os.close(fd)
 
     def _pread_ranges(self, key: str, fd: int, size: int, ranges: Sequence[ByteRequest]) -> list[bytes]:
         try:

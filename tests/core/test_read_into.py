@@ -1,0 +1,140 @@
+"""Uncompressed chunks read straight into the output (``Store.read_into``,
+``files.preadv_rows``): every layout gives what numpy gives, and everything
+else falls back to the usual read — with its errors."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import zarrdask
+from zarrdask.errors import CorruptChunkError
+from zarrdask.storage import LocalStore
+from zarrdask.storage.files import IOV_MAX, preadv_rows
+
+
+@pytest.fixture
+def file_of(tmp_path):
+    def make(data: bytes) -> int:
+        path = tmp_path / f"f{len(data)}"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        opened.append(fd)
+        return fd
+
+    opened: list[int] = []
+    yield make
+    for fd in opened:
+        os.close(fd)
+
+
+@pytest.mark.parametrize(
+    "shape, region",
+    [
+        ((40, 50), (slice(3, 23), slice(7, 37))),  # rows of a 2-d output
+        ((6, 40, 50), (slice(1, 4), slice(0, 40), slice(0, 50))),  # whole planes: merged into one row each
+        ((6, 40, 50), (slice(1, 4), slice(5, 25), slice(10, 20))),  # 3-d, rows
+        ((3000, 4), (slice(0, 2500), slice(1, 3))),  # more rows than one preadv takes
+        ((10,), (slice(2, 9),)),  # contiguous: one read
+    ],
+)
+def test_rows_are_filled_in_c_order(file_of, shape, region):
+    out = np.zeros(shape, dtype="<i4")
+    view = out[region]
+    values = np.arange(view.size, dtype="<i4").reshape(view.shape)
+    assert preadv_rows(file_of(values.tobytes() + b"trailing"), view)
+    np.testing.assert_array_equal(view, values)
+    outside = np.ones(shape, dtype=bool)
+    outside[region] = False
+    assert (out[outside] == 0).all()  # nothing written outside the view
+    if shape == (3000, 4):
+        assert view.shape[0] > IOV_MAX
+
+
+def test_layouts_it_cannot_fill_are_refused(file_of):
+    fd = file_of(bytes(4000))
+    out = np.zeros((20, 20), dtype="i4")
+    assert not preadv_rows(fd, out.T[2:10, 2:10])  # columns are not contiguous
+    assert not preadv_rows(fd, out[::-1][2:10])  # rows backwards
+    ro = np.zeros(10, dtype="i4")
+    ro.flags.writeable = False
+    assert not preadv_rows(fd, ro)
+    assert not preadv_rows(file_of(bytes(10)), np.zeros((4, 4), "i4")[1:3, 1:3])  # short file
+
+
+def test_the_store_reads_into_a_view_only_what_has_its_size(tmp_path):
+    store = LocalStore(tmp_path)
+    store.set("k", np.arange(12, dtype="i4").tobytes())
+    out = np.zeros((5, 6), dtype="i4")
+    assert store.read_into("k", out[1:4, 1:5]) is True
+    np.testing.assert_array_equal(out[1:4, 1:5], np.arange(12).reshape(3, 4))
+    assert store.read_into("missing", out[1:4, 1:5]) is False
+    assert store.read_into("k", out[1:3, 1:5]) is None  # 48 bytes stored, 32 wanted
+
+    class Counting(LocalStore):
+        def get_many(self, keys):
+            return super().get_many(keys)
+
+    assert Counting(tmp_path).read_into("k", out[1:4, 1:5]) is None  # reads go through its get_many
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("dtype", ["u1", "<i2", "<f4", "<f8", "c8", "bool", "M8[s]"])
+def test_uncompressed_arrays_read_like_numpy(tmp_path, zarr_format, dtype):
+    rng = np.random.default_rng(3)
+    data = (rng.random((37, 23, 11)) * 100).astype(dtype)
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype=dtype, chunks=(8, 10, 11),
+                              compressors=None, zarr_format=zarr_format, fill_value=0)
+    a[...] = data
+    a[:8, :10] = 0  # an all-fill chunk: not stored
+    data[:8, :10] = 0
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a[3:30, 2:21, 1:9], data[3:30, 2:21, 1:9])
+    out = np.empty(data.shape, dtype=dtype, order="F")  # not row-major: the usual path
+    np.testing.assert_array_equal(a.get_basic_selection(..., out=out), data)
+
+
+def test_whole_uncompressed_chunks_take_the_direct_read(tmp_path, monkeypatch):
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=(20, 30), dtype="<f4", chunks=(8, 10),
+                              compressors=None)
+    data = np.arange(600, dtype="<f4").reshape(20, 30)
+    a[...] = data
+    done = []
+    real = LocalStore.read_into
+
+    def spy(self, key, view):
+        done.append((key, real(self, key, view)))
+        return done[-1][1]
+
+    monkeypatch.setattr(LocalStore, "read_into", spy)
+    np.testing.assert_array_equal(a[...], data)
+    # the 6 chunks inside the array are read straight into place; the 3 edge
+    # chunks (rows 16-19 of 8) are decoded as usual
+    assert sorted(k for k, got in done if got) == [f"c/{i}/{j}" for i in (0, 1) for j in (0, 1, 2)]
+
+
+@pytest.mark.parametrize("kind", ["big-endian", "v2 F order", "transpose"])
+def test_chunks_stored_otherwise_are_decoded(tmp_path, kind):
+    data = np.arange(30 * 20, dtype="<i4").reshape(30, 20)
+    kwargs: dict = {"compressors": None, "fill_value": 0}
+    if kind == "big-endian":
+        kwargs["serializer"] = {"name": "bytes", "configuration": {"endian": "big"}}
+    elif kind == "v2 F order":
+        kwargs.update(zarr_format=2, order="F")
+    else:
+        kwargs["filters"] = [{"name": "transpose", "configuration": {"order": [1, 0]}}]
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="<i4", chunks=(8, 8), **kwargs)
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+
+
+def test_a_truncated_chunk_is_still_an_error_naming_it(tmp_path):
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=(16, 16), dtype="<f4", chunks=(8, 8),
+                              compressors=None)
+    a[...] = 1
+    path = tmp_path / "a.zarr" / "c" / "1" / "0"
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CorruptChunkError, match=r"c/1/0.*256.*100|c/1/0.*100"):
+        a[...]
