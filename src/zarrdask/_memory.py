@@ -110,9 +110,11 @@ class BufferPool:
 
 
 #: the buffers chunk files are read into by ``LocalStore.get_buffers`` and given
-#: back by the chunk engine once decoded: enough to keep a few groups of chunks
-#: per thread (:data:`zarrdask.core.engine.GROUP_BYTES`) without faulting
-read_buffers = BufferPool(max_bytes=48 << 20, largest=16 << 20)
+#: back by the chunk engine once decoded (not inside rechunk tasks, which free
+#: them): room for four groups of chunks in flight
+#: (:data:`zarrdask.core.engine.GROUP_BYTES`, 8 MiB each); a process keeps at
+#: most 32 MiB of them
+read_buffers = BufferPool(max_bytes=32 << 20, largest=16 << 20)
 
 
 # -- returning freed memory ------------------------------------------------------

@@ -181,8 +181,11 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
                 return
         values = store.get_buffers([keys[i] for i in group])
         thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
-        # decoded and copied into `out`: nothing refers to the read buffers any more
-        read_buffers.give(values)
+        # decoded and copied into `out`: nothing refers to the read buffers any more.
+        # A rechunk task (one chunk at a time) frees them instead: its declared
+        # memory has room for the chunk in flight, not for buffers kept for later
+        if not one_chunk_at_a_time():
+            read_buffers.give(values)
 
     parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]
     whole = [i for i, p in enumerate(projections) if not (in_part and not p.is_complete)]
