@@ -138,3 +138,70 @@ def test_a_truncated_chunk_is_still_an_error_naming_it(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(CorruptChunkError, match=r"c/1/0.*256.*100|c/1/0.*100"):
         a[...]
+
+
+# -- small selections of uncompressed chunks: only their span is read ---------------------
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_small_windows_read_only_their_span_and_equal_numpy(tmp_path, monkeypatch, endian, zarr_format):
+    rng = np.random.default_rng(5)
+    data = rng.random((70, 64, 30)).astype("<f8")
+    kwargs: dict = {"compressors": None, "fill_value": 0.5, "zarr_format": zarr_format}
+    if endian == "big":
+        if zarr_format == 3:
+            kwargs["serializer"] = {"name": "bytes", "configuration": {"endian": "big"}}
+        dtype = ">f8" if zarr_format == 2 else "<f8"
+    else:
+        dtype = "<f8"
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype=dtype, chunks=(32, 32, 30), **kwargs)
+    a[...] = data
+    a[:32, 32:] = 0.5  # a missing chunk
+    data[:32, 32:] = 0.5
+    spans = []
+    real = LocalStore.read_span
+
+    def spy(self, key, start, length, size):
+        got = real(self, key, start, length, size)
+        spans.append((key, length, size, got is not None and got is not False))
+        return got
+
+    monkeypatch.setattr(LocalStore, "read_span", spy)
+    selections = [
+        (slice(3, 13), slice(5, 15), slice(2, 12)),
+        (5, slice(7, 9), 3),  # integers drop dimensions
+        (slice(1, 20, 3), slice(30, 34), slice(None, None, 7)),  # steps, across two chunks
+        (slice(60, 70), slice(60, 64), slice(0, 5)),  # edge chunks of a non-multiple shape
+        (slice(10, 12), slice(40, 44), slice(0, 30)),  # the missing chunk: fill
+        (slice(31, 33), slice(31, 33), slice(29, 30)),  # four chunks, one element row each
+    ]
+    for sel in selections:
+        got = a[sel]
+        np.testing.assert_array_equal(got, data[sel])
+        assert got.dtype == a.dtype
+    chunk_bytes = 32 * 32 * 30 * 8
+    read = [length for _, length, size, ok in spans if ok]
+    assert read and all(length <= chunk_bytes // 2 for length in read)
+    # a 10x10x10 window of a (32, 32, 30) chunk: rows 5..14 of planes 3..12
+    assert spans[0][1] == ((12 - 3) * 32 * 30 + (14 - 5) * 30 + 11 - 2 + 1) * 8
+
+
+def test_a_small_window_of_a_truncated_chunk_is_still_an_error(tmp_path):
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=(64, 64), dtype="<f4", chunks=(64, 64),
+                              compressors=None)
+    a[...] = 1
+    path = tmp_path / "a.zarr" / "c" / "0" / "0"
+    path.write_bytes(path.read_bytes() + b"extra")  # too long: a span read would not notice
+    with pytest.raises(CorruptChunkError, match="c/0/0"):
+        a[2:4, 2:4]
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CorruptChunkError, match="c/0/0"):
+        a[30:32, 30:32]
+
+
+def test_the_store_reads_a_span_only_of_a_value_of_the_size_given(tmp_path):
+    store = LocalStore(tmp_path)
+    store.set("k", bytes(range(100)))
+    assert bytes(store.read_span("k", 10, 5, 100)) == bytes(range(10, 15))
+    assert store.read_span("k", 10, 5, 99) is None
+    assert store.read_span("k", 98, 5, 100) is None
+    assert store.read_span("missing", 0, 1, 1) is False

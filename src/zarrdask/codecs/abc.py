@@ -211,6 +211,12 @@ class ArrayBytesCodec(Codec):
         """Size of every encoding of a chunk of ``spec``, if fixed (else ``None``)."""
         return None
 
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The data type of the elements this codec stores a chunk of ``spec``
+        as, one after another in ``spec.order`` with nothing else, when it does
+        (the ``bytes`` codec; v2 arrays without filters); else ``None``."""
+        return None
+
     #: ``decode_partial`` reads only part of a stored chunk (sharding)
     supports_partial_decode: ClassVar[bool] = False
 

@@ -160,6 +160,12 @@ class BytesCodec(ArrayBytesCodec):
             arr = arr.astype(native)
         return arr
 
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        try:
+            return _stored(spec.dtype, self.endian)
+        except CodecError:
+            return None
+
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
         """``out``'s memory as bytes when ``out`` is exactly what this codec would
         decode into: C-contiguous, writeable, ``spec``'s shape and dtype, stored

@@ -21,7 +21,6 @@ import numpy as np
 from ..errors import CodecError, CorruptChunkError
 from ._buffers import byte_view, scratch_array, size_error
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
-from .bytes_codec import BytesCodec, _stored
 
 
 def bounded_decode(
@@ -238,21 +237,18 @@ class CodecChain(_CodecList, ArrayBytesCodec):
                         return
         out[...] = self.decode(data, spec, key)
 
-    def stored_as(self, view: np.ndarray, spec: ChunkSpec) -> bool:
-        """Whether a stored chunk's bytes are exactly ``view``'s elements in C
-        order (no codec but a ``bytes`` codec in ``view``'s byte order, a C-order
-        chunk of ``spec``'s shape and data type), so a store may read them
-        straight into ``view`` (:meth:`Store.read_into`)."""
-        if self.array_array or self.bytes_bytes or type(self.array_bytes) is not BytesCodec:
-            return False
-        if spec.order != "C" or view.shape != tuple(spec.shape) or view.dtype != spec.dtype:
-            return False
-        if view.dtype.hasobject or view.dtype.itemsize == 0:
-            return False
-        try:
-            return _stored(spec.dtype, self.array_bytes.endian) == view.dtype
-        except CodecError:
-            return False
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The data type a stored chunk's bytes are, element by element in C
+        order, when they are exactly that (the array→bytes codec alone, and it
+        stores elements as they are; the byte order may differ from
+        ``spec.dtype``'s); else ``None``. Lets a store read them straight into
+        the output (:meth:`Store.read_into`) or read only the elements a
+        selection needs (:meth:`Store.read_span`)."""
+        if self.array_array or self.bytes_bytes or spec.order != "C":
+            return None
+        if spec.dtype.hasobject or spec.dtype.itemsize == 0:
+            return None
+        return self.array_bytes.raw_dtype(spec)
 
     def decode_to_bytes(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> Any:
         """The array→bytes codec's encoded form of a stored chunk: ``data`` with

@@ -159,6 +159,10 @@ class V2ArrayBytes(ArrayBytesCodec):
         if codec_id == "vlen-utf8" and spec.dtype.kind != "T" or codec_id == "vlen-bytes" and spec.dtype.kind != "O":
             raise CodecError(f"the filter {codec_id!r} does not match the in-memory dtype {spec.dtype}")
 
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        # no filter and no compressor: the elements in the array's own dtype
+        return None if self.filters or self.compressed or spec.dtype.hasobject else spec.dtype
+
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         if spec.dtype.hasobject:
             data = self._encode_objects(chunk, spec)

@@ -158,16 +158,22 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         part = read_consistently(store, key, lambda reader: codec.decode_partial(reader, spec, proj, key))
         out[proj.out_selection] = layout.fill_value if part is None else part
 
-    # uncompressed chunks go straight from the file into `out` where the store can
-    stored_as = getattr(codec, "stored_as", None) if type(store).read_into is not Store.read_into else None
+    # uncompressed chunks: read straight from the file into `out` (whole chunks)
+    # or only the span of elements a small selection needs, where the store can
+    raw_dtype = getattr(codec, "raw_dtype", None) if type(store).read_into is not Store.read_into else None
 
     def read_raw(i: int) -> bool:
-        """Read chunk ``i`` straight into its place in ``out`` when its stored
-        bytes are that region's elements (uncompressed, C order); whether done."""
+        """Read chunk ``i`` without decoding it when its stored bytes are its
+        elements (uncompressed, C order); whether done."""
         proj = projections[i]
         spec = layout.spec_at(spec0, proj.coords)
+        stored = raw_dtype(spec)
+        if stored is None:
+            return False
+        if not proj.is_complete:
+            return _read_raw_part(store, keys[i], proj, spec, stored, out, layout.fill_value)
         view = _out_view(out, proj, spec.shape)
-        if view is None or not stored_as(view, spec):
+        if view is None or view.dtype != stored:
             return False
         done = store.read_into(keys[i], view)
         if done is False:  # missing
@@ -175,7 +181,7 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         return done is not None
 
     def read_group(group: Sequence[int]) -> None:
-        if stored_as is not None:
+        if raw_dtype is not None:
             group = [i for i, done in zip(group, thread_map(read_raw, group)) if not done]
             if not group:
                 return
@@ -212,6 +218,52 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     thread_map(read_group, [g for g in groups if g])
     thread_map(read_part, parts)
     return out
+
+
+def _read_raw_part(
+    store: Store, key: str, proj: ChunkProjection, spec: ChunkSpec, stored: np.dtype, out: np.ndarray, fill: Any
+) -> bool:
+    """Read only the bytes from the first to the last element ``proj`` selects
+    of an uncompressed C-order chunk (elements of ``stored``) and copy the
+    selection into ``out``; whether done (not for selections by index arrays,
+    nor when the span is more than half the chunk: a whole read is as cheap)."""
+    if proj.pre_selection is not None:
+        return False
+    lens, steps, first, last = [], [], 0, 0
+    cstride = 1
+    strides = [0] * len(spec.shape)
+    for d in range(len(spec.shape) - 1, -1, -1):
+        strides[d] = cstride
+        cstride *= spec.shape[d]
+    for d, sel in enumerate(proj.chunk_selection):
+        if isinstance(sel, (int, np.integer)):
+            start, n, step = int(sel), 1, 1
+        elif isinstance(sel, slice) and (sel.step or 1) > 0:
+            step = sel.step or 1
+            start, n = sel.start, len(range(sel.start, sel.stop, step))
+        else:
+            return False
+        if n == 0:
+            return True  # nothing selected
+        lens.append(n)
+        steps.append(step * strides[d])
+        first += start * strides[d]
+        last += (start + (n - 1) * step) * strides[d]
+    count = last - first + 1
+    if 2 * count > cstride:
+        return False
+    size = stored.itemsize
+    span = store.read_span(key, first * size, count * size, cstride * size)
+    if span is None:
+        return False
+    if span is False:
+        out[proj.out_selection] = fill
+        return True
+    elements = np.frombuffer(span, dtype=stored, count=count)
+    part = np.lib.stride_tricks.as_strided(elements, shape=lens, strides=[s * size for s in steps], writeable=False)
+    ints = tuple(0 if isinstance(sel, (int, np.integer)) else slice(None) for sel in proj.chunk_selection)
+    out[proj.out_selection] = part[ints]
+    return True
 
 
 #: how often a multi-step read of one value is started again because the value

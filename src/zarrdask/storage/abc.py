@@ -297,6 +297,15 @@ class Store(ABC):
         ``LocalStore`` does, for uncompressed chunks read whole."""
         return None
 
+    def read_span(self, key: str, start: int, length: int, size: int) -> Any:
+        """Bytes ``start`` to ``start + length`` of ``key``'s value, which must be
+        ``size`` bytes long (a bytes-like object); ``False`` when the key is
+        missing; ``None`` when this store does not (the default), or the value
+        is not ``size`` bytes long: the caller then reads the whole value, and
+        reports a wrong size. ``LocalStore`` does, for small selections of
+        uncompressed chunks."""
+        return None
+
     def get(self, key: str) -> bytes | None:
         """Value of one key, or ``None`` if it is missing."""
         return self.get_many([key])[0]

@@ -444,6 +444,22 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
+    def read_span(self, key: str, start: int, length: int, size: int) -> Any:
+        if type(self).get_many is not LocalStore.get_many:
+            return None
+        fd, st = self._open_file(key, self._path(key))
+        if fd is None:
+            return False
+        try:
+            if st.st_size != size or not 0 <= start <= start + length <= size:  # type: ignore[union-attr]
+                return None
+            buf = memoryview(bytearray(length))
+            return buf if pread_into(fd, buf, start) == length else None
+        except OSError as e:
+            raise StoreError(f"{self!r}: cannot read key {key!r}: {e}") from e
+        finally:
+            os.close(fd)
+
     def _pread_ranges(self, key: str, fd: int, size: int, ranges: Sequence[ByteRequest]) -> list[bytes]:
         try:
             out = []
