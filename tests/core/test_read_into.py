@@ -205,3 +205,80 @@ def test_the_store_reads_a_span_only_of_a_value_of_the_size_given(tmp_path):
     assert store.read_span("k", 10, 5, 99) is None
     assert store.read_span("k", 98, 5, 100) is None
     assert store.read_span("missing", 0, 1, 1) is False
+
+
+# -- small selections of blosc chunks: only the blocks of their span are decoded ------------
+from zarrdask.codecs import blosc_codec  # noqa: E402
+
+
+def _blosc_array(path, data, zarr_format, shuffle="shuffle", cname="lz4", blocksize=0):
+    if zarr_format == 3:
+        comp = [{"name": "blosc", "configuration": {"cname": cname, "clevel": 5, "shuffle": shuffle,
+                                                    "typesize": data.dtype.itemsize, "blocksize": blocksize}}]
+    else:
+        comp = {"id": "blosc", "cname": cname, "clevel": 5,
+                "shuffle": {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[shuffle], "blocksize": blocksize}
+    a = zarrdask.create_array(str(path), shape=data.shape, dtype=data.dtype, chunks=(64, 128),
+                              compressors=comp, zarr_format=zarr_format, fill_value=0)
+    a[...] = data
+    return a
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("shuffle", ["noshuffle", "shuffle", "bitshuffle"])
+@pytest.mark.parametrize("dtype", ["<f4", "<i8", "u1", "<c16"])
+def test_small_blosc_windows_decode_only_their_span(tmp_path, monkeypatch, zarr_format, shuffle, dtype):
+    rng = np.random.default_rng(7)
+    data = (rng.random((150, 300)) * 50).astype(dtype)
+    data[:64, :128] = 0  # an all-fill chunk
+    a = _blosc_array(tmp_path / "a.zarr", data, zarr_format, shuffle, blocksize=4096)
+    decoded = []
+    real = blosc_codec.decode_blosc_range
+
+    def spy(data, start, length, bound):
+        got = real(data, start, length, bound)
+        decoded.append(got is not None)
+        return got
+
+    monkeypatch.setattr(blosc_codec, "decode_blosc_range", spy)
+    for sel in [(slice(70, 80), slice(130, 140)), (100, slice(5, 50, 4)), (slice(60, 70), slice(120, 136)),
+                (slice(140, 150), slice(290, 300)), (slice(3, 9), slice(3, 9))]:
+        np.testing.assert_array_equal(a[sel], data[sel])
+    assert decoded and all(decoded)
+
+
+def test_incompressible_blosc_chunks_and_big_windows_read_right(tmp_path):
+    data = np.random.default_rng(8).integers(0, 2**63, size=(128, 256), dtype="<i8")  # stored as copied
+    a = _blosc_array(tmp_path / "a.zarr", data, 3)
+    np.testing.assert_array_equal(a[10:20, 3:9], data[10:20, 3:9])
+    np.testing.assert_array_equal(a[0:60, 0:128], data[0:60, 0:128])  # most of a chunk: decoded whole
+
+
+def test_a_small_window_of_a_corrupt_blosc_chunk_names_it(tmp_path):
+    data = np.arange(128 * 256, dtype="<f4").reshape(128, 256)
+    a = _blosc_array(tmp_path / "a.zarr", data, 3)
+    path = tmp_path / "a.zarr" / "c" / "1" / "1"
+    raw = bytearray(path.read_bytes())
+    path.write_bytes(bytes(raw[:-10]))  # truncated: the header's size no longer matches
+    with pytest.raises(CorruptChunkError, match="c/1/1"):
+        a[70:72, 130:132]
+    raw[16:] = bytes(len(raw) - 16)  # block offsets and data zeroed: Blosc refuses, the whole decode reports it
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptChunkError, match="c/1/1"):
+        a[70:72, 130:132]
+
+
+def test_windows_from_many_threads_at_once(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    data = (rng.random((512, 512)) * 100).astype("<f4")
+    a = _blosc_array(tmp_path / "a.zarr", data, 3, blocksize=8192)
+    pos = rng.integers(0, 500, size=(400, 2))
+
+    def window(p):
+        i, j = p
+        return np.array_equal(a[i : i + 10, j : j + 10], data[i : i + 10, j : j + 10])
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(window, pos))

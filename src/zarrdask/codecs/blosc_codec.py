@@ -54,7 +54,7 @@ from ._buffers import byte_view
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["BloscCodec", "CNAMES", "SHUFFLES", "decode_blosc"]
+__all__ = ["BloscCodec", "CNAMES", "SHUFFLES", "decode_blosc", "decode_blosc_range"]
 
 #: compressors named by the spec (``snappy`` is not in numcodecs' wheels)
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
@@ -199,11 +199,15 @@ class BloscCodec(BoundedBytesBytesCodec):
     def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         return decode_blosc(data, bound)
 
+    def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> memoryview | None:
+        """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
+        decodes to, or ``None`` (then decode it whole): :func:`decode_blosc_range`."""
+        return decode_blosc_range(data, start, length, DecodeBound(key, self.name, size))
 
-def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:
-    """Decode a Blosc 1 chunk within ``bound``: the 16-byte header's sizes are
-    checked (compressed size equal to the stored size, decompressed size equal
-    to the expected one, or within ``max_chunk_bytes``) before Blosc sees the data."""
+
+def _checked(data: Any, bound: DecodeBound) -> tuple[memoryview, int]:
+    """``data`` as bytes and the decoded size its 16-byte header declares,
+    after checking the header against the stored and the expected sizes."""
     mv = byte_view(data)
     key = bound.key
     if mv.nbytes < _HEADER:
@@ -216,6 +220,15 @@ def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:
             f"chunk {key!r}: the blosc header says {cbytes} compressed bytes, found {mv.nbytes}"
         )
     bound.check(nbytes, "declares (in its header)")
+    return mv, nbytes
+
+
+def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:
+    """Decode a Blosc 1 chunk within ``bound``: the 16-byte header's sizes are
+    checked (compressed size equal to the stored size, decompressed size equal
+    to the expected one, or within ``max_chunk_bytes``) before Blosc sees the data."""
+    mv, nbytes = _checked(data, bound)
+    key = bound.key
     if nbytes == 0:  # blosc_decompress returns 0 (its error code) for empty data
         return b""
     try:
@@ -227,3 +240,41 @@ def decode_blosc(data: Any, bound: DecodeBound) -> bytes | memoryview:
                 f"chunk {key!r}: compressed with blosc's {names[0]!r}, which this numcodecs build lacks"
             ) from None
         raise CorruptChunkError(f"chunk {key!r}: codec {bound.codec!r} could not decode it: {e}") from None
+
+
+def _load_getitem() -> Any:
+    """c-blosc's ``blosc_getitem`` from numcodecs' extension module (which
+    exports it), or ``None``."""
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(_blosc.__file__).blosc_getitem
+    except (OSError, AttributeError, TypeError):  # pragma: no cover - another numcodecs build
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_getitem = _load_getitem()
+
+
+def decode_blosc_range(data: Any, start: int, length: int, bound: DecodeBound) -> memoryview | None:
+    """Bytes ``start`` to ``start + length`` of what the Blosc 1 chunk ``data``
+    decodes to, decompressing only the blocks they lie in (c-blosc's
+    ``blosc_getitem``, which works on a context of its own: safe from any
+    thread, and the GIL is released by ``ctypes``). The header is checked as by
+    :func:`decode_blosc`. ``None`` when it cannot be done here (no
+    ``blosc_getitem``, a range not in whole items of the header's type size, or
+    Blosc refusing): the caller then decodes the whole chunk, which reports
+    what is wrong with it."""
+    if _getitem is None:
+        return None
+    mv, nbytes = _checked(data, bound)
+    typesize = mv[3]
+    if not typesize or start % typesize or length % typesize or start + length > nbytes or length <= 0:
+        return None
+    src = np.frombuffer(mv, dtype=np.uint8)
+    dest = np.empty(length, dtype=np.uint8)
+    got = _getitem(src.ctypes.data, start // typesize, length // typesize, dest.ctypes.data)
+    return memoryview(dest) if got == length else None

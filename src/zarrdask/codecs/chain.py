@@ -250,6 +250,21 @@ class CodecChain(_CodecList, ArrayBytesCodec):
             return None
         return self.array_bytes.raw_dtype(spec)
 
+    def decode_span(self, data: Any, spec: ChunkSpec, first: int, count: int, key: str = "") -> np.ndarray | None:
+        """Elements ``first`` to ``first + count`` (in C order) of the stored
+        chunk ``data``, decoding only what they need, when the chain allows it:
+        elements stored as they are (:meth:`raw_dtype`, which they are returned
+        as) then one compressor that decodes byte ranges (``blosc``); else
+        ``None``: decode the whole chunk."""
+        if len(self.bytes_bytes) != 1 or self.array_array or spec.order != "C":
+            return None
+        decode_range = getattr(self.bytes_bytes[0], "decode_range", None)
+        stored = None if decode_range is None or spec.dtype.hasobject else self.array_bytes.raw_dtype(spec)
+        if stored is None:
+            return None
+        raw = decode_range(data, first * stored.itemsize, count * stored.itemsize, spec.nbytes, key)
+        return None if raw is None else np.frombuffer(raw, dtype=stored, count=count)
+
     def decode_to_bytes(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> Any:
         """The array→bytes codec's encoded form of a stored chunk: ``data`` with
         the bytes→bytes codecs decoded (``data`` itself when there are none).

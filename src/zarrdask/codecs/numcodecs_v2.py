@@ -160,8 +160,8 @@ class V2ArrayBytes(ArrayBytesCodec):
             raise CodecError(f"the filter {codec_id!r} does not match the in-memory dtype {spec.dtype}")
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
-        # no filter and no compressor: the elements in the array's own dtype
-        return None if self.filters or self.compressed or spec.dtype.hasobject else spec.dtype
+        # no filter: the elements in the array's own dtype (then compressed, or not)
+        return None if self.filters or spec.dtype.hasobject else spec.dtype
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         if spec.dtype.hasobject:
@@ -307,6 +307,11 @@ class V2Compressor(NumcodecsBytesBytesCodec):
 
     def _values_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         return filtered_dtype(self.filters, spec, self._filtered)
+
+    def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> Any:
+        """As the matching v3 codec's ``decode_range`` (``blosc``), else ``None``."""
+        fn = getattr(self._decoder, "decode_range", None)
+        return None if fn is None else fn(data, start, length, size, key)
 
     def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         if self._decoder is not None:  # named as the v2 id ('zstd'), as the v3 codec

@@ -20,6 +20,7 @@ encoded changes nothing that is stored.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
@@ -135,12 +136,21 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     in_part = codec.supports_partial_decode
     decode_into = getattr(codec, "decode_into", None)
 
+    decode_span = getattr(codec, "decode_span", None)
+
     def decode(i: int, data: Any) -> None:
         proj, key = projections[i], keys[i]
         spec = layout.spec_at(spec0, proj.coords)
         if data is None:
             out[proj.out_selection] = layout.fill_value
             return
+        if decode_span is not None and not proj.is_complete:
+            # a small selection: decode only the span of elements it needs (blosc)
+            span = _Span.of(proj, spec.shape)
+            elements = None if span is None else decode_span(data, spec, span.first, span.count, key)
+            if elements is not None:
+                span.place(elements, out, proj)  # type: ignore[union-attr]
+                return
         if decode_into is None:
             out[proj.out_selection] = proj.select(codec.decode(data, spec, key))
             return
@@ -220,49 +230,72 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     return out
 
 
+class _Span:
+    """The elements of a chunk (C order) from the first to the last one a
+    projection selects by slices and integers, and how to pick the selection
+    out of them."""
+
+    __slots__ = ("first", "count", "shape", "strides", "index")
+
+    def __init__(self, first: int, count: int, shape: list[int], strides: list[int], index: tuple) -> None:
+        self.first, self.count, self.shape, self.strides, self.index = first, count, shape, strides, index
+
+    @staticmethod
+    def of(proj: ChunkProjection, shape: tuple[int, ...]) -> "_Span | None":
+        """``proj``'s span in a chunk of ``shape``; ``None`` for selections by
+        index arrays, empty ones, and spans of more than half the chunk (a
+        whole read is as cheap)."""
+        if proj.pre_selection is not None:
+            return None
+        lens, steps, first, last = [], [], 0, 0
+        stride = math.prod(shape)
+        total = stride
+        for d, sel in enumerate(proj.chunk_selection):
+            stride //= shape[d]
+            if isinstance(sel, (int, np.integer)):
+                start, n, step = int(sel), 1, 1
+            elif isinstance(sel, slice) and (sel.step or 1) > 0:
+                step = sel.step or 1
+                start, n = sel.start, len(range(sel.start, sel.stop, step))
+            else:
+                return None
+            if n == 0:
+                return None
+            lens.append(n)
+            steps.append(step * stride)
+            first += start * stride
+            last += (start + (n - 1) * step) * stride
+        count = last - first + 1
+        if 2 * count > total:
+            return None
+        index = tuple(0 if isinstance(sel, (int, np.integer)) else slice(None) for sel in proj.chunk_selection)
+        return _Span(first, count, lens, steps, index)
+
+    def place(self, elements: np.ndarray, out: np.ndarray, proj: ChunkProjection) -> None:
+        """Copy the selection out of the span's ``elements`` into ``out``."""
+        size = elements.itemsize
+        part = np.lib.stride_tricks.as_strided(
+            elements, shape=self.shape, strides=[s * size for s in self.strides], writeable=False
+        )
+        out[proj.out_selection] = part[self.index]
+
+
 def _read_raw_part(
     store: Store, key: str, proj: ChunkProjection, spec: ChunkSpec, stored: np.dtype, out: np.ndarray, fill: Any
 ) -> bool:
-    """Read only the bytes from the first to the last element ``proj`` selects
-    of an uncompressed C-order chunk (elements of ``stored``) and copy the
-    selection into ``out``; whether done (not for selections by index arrays,
-    nor when the span is more than half the chunk: a whole read is as cheap)."""
-    if proj.pre_selection is not None:
-        return False
-    lens, steps, first, last = [], [], 0, 0
-    cstride = 1
-    strides = [0] * len(spec.shape)
-    for d in range(len(spec.shape) - 1, -1, -1):
-        strides[d] = cstride
-        cstride *= spec.shape[d]
-    for d, sel in enumerate(proj.chunk_selection):
-        if isinstance(sel, (int, np.integer)):
-            start, n, step = int(sel), 1, 1
-        elif isinstance(sel, slice) and (sel.step or 1) > 0:
-            step = sel.step or 1
-            start, n = sel.start, len(range(sel.start, sel.stop, step))
-        else:
-            return False
-        if n == 0:
-            return True  # nothing selected
-        lens.append(n)
-        steps.append(step * strides[d])
-        first += start * strides[d]
-        last += (start + (n - 1) * step) * strides[d]
-    count = last - first + 1
-    if 2 * count > cstride:
-        return False
-    size = stored.itemsize
-    span = store.read_span(key, first * size, count * size, cstride * size)
+    """Read only the bytes of ``proj``'s span of an uncompressed C-order chunk
+    (elements of ``stored``) and copy the selection into ``out``; whether done."""
+    span = _Span.of(proj, spec.shape)
     if span is None:
         return False
-    if span is False:
+    size = stored.itemsize
+    got = store.read_span(key, span.first * size, span.count * size, spec.nbytes)
+    if got is None:
+        return False
+    if got is False:
         out[proj.out_selection] = fill
-        return True
-    elements = np.frombuffer(span, dtype=stored, count=count)
-    part = np.lib.stride_tricks.as_strided(elements, shape=lens, strides=[s * size for s in steps], writeable=False)
-    ints = tuple(0 if isinstance(sel, (int, np.integer)) else slice(None) for sel in proj.chunk_selection)
-    out[proj.out_selection] = part[ints]
+    else:
+        span.place(np.frombuffer(got, dtype=stored, count=span.count), out, proj)
     return True
 
 
