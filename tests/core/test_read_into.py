@@ -58,6 +58,9 @@ def test_layouts_it_cannot_fill_are_refused(file_of):
     out = np.zeros((20, 20), dtype="i4")
     assert not preadv_rows(fd, out.T[2:10, 2:10])  # columns are not contiguous
     assert not preadv_rows(fd, out[::-1][2:10])  # rows backwards
+    overlapping = np.lib.stride_tricks.as_strided(out, shape=(3, 3, 4), strides=(80, 80, 4))
+    assert not preadv_rows(fd, overlapping)  # two indices, one address
+    assert not preadv_rows(fd, out.reshape(4, 5, 20).transpose(1, 0, 2)[:, :, 2:6])  # leading axes swapped
     ro = np.zeros(10, dtype="i4")
     ro.flags.writeable = False
     assert not preadv_rows(fd, ro)

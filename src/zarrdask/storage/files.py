@@ -145,8 +145,11 @@ def preadv_rows(fd: int, view: Any) -> bool:
         strides.pop()
     if row == view.itemsize and view.ndim:  # not even the last dimension is contiguous
         return False
-    if any(st < row for st in strides):  # rows overlap, run backwards, or interleave
-        return False
+    extent = row  # each dimension's step must clear everything below it: rows never overlap
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if st < extent:
+            return False
+        extent = st * (n - 1) + extent
     offsets = np.zeros(1, dtype=np.int64)
     for n, st in zip(shape, strides):
         offsets = (offsets[:, None] + np.arange(n, dtype=np.int64) * st).reshape(-1)
