@@ -285,3 +285,27 @@ def test_windows_from_many_threads_at_once(tmp_path):
 
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(window, pos))
+
+
+@pytest.mark.parametrize("inner", ["local", "memory"])
+def test_a_window_through_any_store_with_partial_reads_reads_only_its_span(tmp_path, inner):
+    """Through a wrapper (here one that counts) or a memory store, the span is
+    read with one get_ranges call: the span and the value's last byte."""
+    from zarrdask.storage import CountingStore, MemoryStore
+
+    data = np.arange(1024 * 1024, dtype="<f4").reshape(1024, 1024)
+    base = LocalStore(tmp_path) if inner == "local" else MemoryStore()
+    zarrdask.create_array(base, shape=data.shape, dtype="<f4", chunks=(512, 512), compressors=None)[...] = data
+    store = CountingStore(base)
+    a = zarrdask.open_array(store, mode="r")
+    for sel in [(slice(100, 110), slice(200, 210)), (slice(502, 512), slice(502, 512)), (3, slice(0, 10))]:
+        store.reset()
+        np.testing.assert_array_equal(a[sel], data[sel])
+        assert store.counts["bytes_read"] <= 20 * 1024, store.counts
+        assert store.counts["get_ranges_calls"] == 1 and store.counts["get_many_calls"] == 0
+    store.reset()
+    np.testing.assert_array_equal(a[0:300, 0:10], data[0:300, 0:10])  # over half the chunk: read whole
+    assert store.counts["get_ranges_calls"] == 0 and store.counts["bytes_read"] == 512 * 512 * 4
+    base.set("c/1/1", base.get("c/1/1")[:-4])  # a chunk 4 bytes short: the whole read reports it
+    with pytest.raises(CorruptChunkError, match="c/1/1"):
+        a[600:602, 600:602]

@@ -168,14 +168,19 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
         part = read_consistently(store, key, lambda reader: codec.decode_partial(reader, spec, proj, key))
         out[proj.out_selection] = layout.fill_value if part is None else part
 
-    # uncompressed chunks: read straight from the file into `out` (whole chunks)
-    # or only the span of elements a small selection needs, where the store can
-    raw_dtype = getattr(codec, "raw_dtype", None) if type(store).read_into is not Store.read_into else None
+    # uncompressed chunks: read straight from the file into `out` (whole chunks,
+    # stores with read_into) or only the span of elements a small selection
+    # needs (stores with partial reads), where the store can
+    direct = type(store).read_into is not Store.read_into
+    spans = store.supports_partial_reads
+    raw_dtype = getattr(codec, "raw_dtype", None) if direct or spans else None
 
     def read_raw(i: int) -> bool:
         """Read chunk ``i`` without decoding it when its stored bytes are its
         elements (uncompressed, C order); whether done."""
         proj = projections[i]
+        if not (spans if not proj.is_complete else direct):
+            return False
         spec = layout.spec_at(spec0, proj.coords)
         stored = raw_dtype(spec)
         if stored is None:

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Hashable, Iterable, Itera
 
 from .._pool import Pipeline, io_map, io_unordered
 from ..errors import ReadOnlyError, StoreError, ValueChangedError
-from .byte_range import ByteRequest, slice_ranges
+from .byte_range import ByteRequest, OffsetRequest, RangeRequest, slice_ranges
 from .keys import validate_key
 from .locks import hold
 
@@ -300,11 +300,21 @@ class Store(ABC):
     def read_span(self, key: str, start: int, length: int, size: int) -> Any:
         """Bytes ``start`` to ``start + length`` of ``key``'s value, which must be
         ``size`` bytes long (a bytes-like object); ``False`` when the key is
-        missing; ``None`` when this store does not (the default), or the value
-        is not ``size`` bytes long: the caller then reads the whole value, and
-        reports a wrong size. ``LocalStore`` does, for small selections of
-        uncompressed chunks."""
-        return None
+        missing; ``None`` when this store does not, or the value is not
+        ``size`` bytes long: the caller then reads the whole value, and reports
+        a wrong size. For small selections of uncompressed chunks.
+
+        The default, for stores with :attr:`supports_partial_reads`: one
+        :meth:`get_ranges` call for the span and for everything from byte
+        ``size - 1`` on, which is one byte exactly when the value has the size
+        expected (ranges are clipped to the value)."""
+        if not self.supports_partial_reads or size <= 0:
+            return None
+        got = self.get_ranges(key, [RangeRequest(start, length), OffsetRequest(size - 1)])
+        if got is None:
+            return False
+        span, tail = got
+        return span if len(span) == length and len(tail) == 1 else None
 
     def get(self, key: str) -> bytes | None:
         """Value of one key, or ``None`` if it is missing."""
