@@ -18,6 +18,7 @@ with 65,000 minor faults per read, and 90 ms with the read buffers reused
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 
@@ -31,7 +32,7 @@ def aligned_empty(shape: tuple[int, ...] | int, dtype: np.dtype | str = np.uint8
     """``numpy.empty(shape, dtype, order)`` whose data starts on an :data:`ALIGN`-byte boundary."""
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
     if nbytes < 4096 or dtype.hasobject or order not in ("C", "F"):
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[arg-type]
     raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
