@@ -69,7 +69,7 @@ class ChunkLayout:
     #: another object codec (``json2``, ``pickle``, ...), whose values are anything
     objects_are_bytes: bool = True
 
-    @property
+    @cached_property
     def chunk_spec(self) -> ChunkSpec:
         """The chunks' spec (rectilinear grids: of the largest chunk, for sizing batches)."""
         if self.regular:
