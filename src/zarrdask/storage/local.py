@@ -444,23 +444,6 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
-    def read_span(self, key: str, start: int, length: int, size: int) -> Any:
-        # (a subclass that watches its reads gets the default: one get_ranges call)
-        if type(self).get_many is not LocalStore.get_many or type(self).get_ranges is not LocalStore.get_ranges:
-            return super().read_span(key, start, length, size)
-        fd, st = self._open_file(key, self._path(key))
-        if fd is None:
-            return False
-        try:
-            if st.st_size != size or not 0 <= start <= start + length <= size:  # type: ignore[union-attr]
-                return None
-            buf = memoryview(bytearray(length))
-            return buf if pread_into(fd, buf, start) == length else None
-        except OSError as e:
-            raise StoreError(f"{self!r}: cannot read key {key!r}: {e}") from e
-        finally:
-            os.close(fd)
-
     def _pread_ranges(self, key: str, fd: int, size: int, ranges: Sequence[ByteRequest]) -> list[bytes]:
         try:
             out = []
