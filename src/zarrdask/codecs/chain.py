@@ -244,22 +244,23 @@ class CodecChain(_CodecList, ArrayBytesCodec):
         ``spec.dtype``'s); else ``None``. Lets a store read them straight into
         the output (:meth:`Store.read_into`) or read only the elements a
         selection needs (:meth:`Store.read_span`)."""
-        if self.array_array or self.bytes_bytes or spec.order != "C":
-            return None
-        if spec.dtype.hasobject or spec.dtype.itemsize == 0:
+        return None if self.bytes_bytes else self._elements_dtype(spec)
+
+    def _elements_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The data type the array→bytes codec stores a C-order chunk's elements
+        as, one after another, before any bytes→bytes codec; else ``None``."""
+        if self.array_array or spec.order != "C" or spec.dtype.hasobject or spec.dtype.itemsize == 0:
             return None
         return self.array_bytes.raw_dtype(spec)
 
     def decode_span(self, data: Any, spec: ChunkSpec, first: int, count: int, key: str = "") -> np.ndarray | None:
         """Elements ``first`` to ``first + count`` (in C order) of the stored
         chunk ``data``, decoding only what they need, when the chain allows it:
-        elements stored as they are (:meth:`raw_dtype`, which they are returned
-        as) then one compressor that decodes byte ranges (``blosc``); else
-        ``None``: decode the whole chunk."""
-        if len(self.bytes_bytes) != 1 or self.array_array or spec.order != "C":
-            return None
-        decode_range = getattr(self.bytes_bytes[0], "decode_range", None)
-        stored = None if decode_range is None or spec.dtype.hasobject else self.array_bytes.raw_dtype(spec)
+        elements stored as they are (returned as their stored data type) then
+        one compressor that decodes byte ranges (``blosc``); else ``None``:
+        decode the whole chunk."""
+        decode_range = getattr(self.bytes_bytes[0], "decode_range", None) if len(self.bytes_bytes) == 1 else None
+        stored = None if decode_range is None else self._elements_dtype(spec)
         if stored is None:
             return None
         raw = decode_range(data, first * stored.itemsize, count * stored.itemsize, spec.nbytes, key)

@@ -252,16 +252,18 @@ class _Span:
         whole read is as cheap)."""
         if proj.pre_selection is not None:
             return None
-        lens, steps, first, last = [], [], 0, 0
+        lens, steps, index, first, last = [], [], [], 0, 0
         stride = math.prod(shape)
         total = stride
         for d, sel in enumerate(proj.chunk_selection):
             stride //= shape[d]
             if isinstance(sel, (int, np.integer)):
                 start, n, step = int(sel), 1, 1
+                index.append(0)  # an integer drops its dimension
             elif isinstance(sel, slice) and (sel.step or 1) > 0:
                 step = sel.step or 1
                 start, n = sel.start, len(range(sel.start, sel.stop, step))
+                index.append(slice(None))
             else:
                 return None
             if n == 0:
@@ -273,8 +275,7 @@ class _Span:
         count = last - first + 1
         if 2 * count > total:
             return None
-        index = tuple(0 if isinstance(sel, (int, np.integer)) else slice(None) for sel in proj.chunk_selection)
-        return _Span(first, count, lens, steps, index)
+        return _Span(first, count, lens, steps, tuple(index))
 
     def place(self, elements: np.ndarray, out: np.ndarray, proj: ChunkProjection) -> None:
         """Copy the selection out of the span's ``elements`` into ``out``."""
