@@ -15,41 +15,18 @@ own peak, with import and interpreter memory left out.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
-import re
 import sys
 import time
 import traceback
 from typing import Any
 
+from benchmarks._rss import read_peak, reset_peak  # stdlib only: also run in the rechunker venv
+
 MARKER = "@@zarrdask-rechunk@@"
 
 BLOSC = {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4}
-
-
-# -- memory of a process (run here or on a cluster worker through client.run) ------------
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
-    if m is None:
-        raise OSError(f"no {field} in /proc/self/status")
-    return int(m.group(1))
-
-
-def reset_peak() -> int:
-    """Reset this process's RSS high-water mark; return the RSS (KiB) it starts from."""
-    gc.collect()
-    rss = _status_kib("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    return rss
-
-
-def read_peak() -> int:
-    """This process's RSS high-water mark (KiB) since :func:`reset_peak`."""
-    return _status_kib("VmHWM")
 
 
 def warm(impl: str) -> bool:

@@ -15,7 +15,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import gc
 import json
-import re
 import shutil
 import sys
 import threading
@@ -26,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from benchmarks import impls
+from benchmarks._rss import read_peak, reset_peak, status_kib
 from benchmarks.cases import Case, load_encoded_chunks, numcodecs_decoder, stored_bytes
 
 MARKER = "@@RESULT@@"
@@ -43,14 +43,6 @@ def random_windows(size: int, n: int, seed: int) -> np.ndarray:
 
 
 # -- memory --------------------------------------------------------------------------
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
-    if m is None:
-        raise OSError(f"no {field} in /proc/self/status")
-    return int(m.group(1))
-
-
 class PeakRSS:
     """Peak resident set size of this process while a block runs, above the RSS at its start.
 
@@ -63,19 +55,17 @@ class PeakRSS:
     """
 
     def __enter__(self) -> PeakRSS:  # noqa: PYI034
-        gc.collect()
-        self.baseline_kib = _status_kib("VmRSS")
         try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
+            self.baseline_kib = reset_peak()
             self.method = "VmHWM after clear_refs=5"
         except OSError:
+            self.baseline_kib = status_kib("VmRSS")
             self.method = "ru_maxrss (fallback)"
         return self
 
     def __exit__(self, *exc) -> None:
         if self.method.startswith("VmHWM"):
-            peak = _status_kib("VmHWM")
+            peak = read_peak()
         else:
             import resource
 
