@@ -12,14 +12,14 @@ s3_client
 s3_bucket
     A fresh, empty bucket name per test.
 http_server
-    ``HttpServer(url, root, faults, server)``: a static server with HTTP range
-    and ETag support serving the directory ``root``.
+    A :class:`zarrdask.testing.servers.Server`: a static server with HTTP range
+    and ETag support serving the directory ``root``, for the session.
 faulty_http
-    A fresh such server per test, whose ``faults`` plan and ``server``
-    switches (ETags, If-Match) the test may change.
+    A fresh such server per test, whose ``faults`` plan, ``log`` and switches
+    (``etags``, ``if_match``) the test may use and change.
 s3_proxy
-    ``(HttpServer, storage_options)``: a fault-injecting proxy in front of the
-    moto server, and s3fs options that reach moto through it with s3fs's and
+    ``(Server, storage_options)``: a fault-injecting, logging proxy in front of
+    the moto server, and s3fs options that reach moto through it with s3fs's and
     botocore's own retries turned off (so zarrdask's retries are what is
     tested).
 """
@@ -99,8 +99,8 @@ def s3_bucket(s3_client):
 
 @pytest.fixture(scope="session")
 def http_server(tmp_path_factory):
-    """A range-capable static HTTP server on 127.0.0.1: ``HttpServer(url, root)``."""
-    from tests._servers import serve_directory
+    """A range-capable static HTTP server on 127.0.0.1: ``Server`` (``url``, ``root``)."""
+    from zarrdask.testing.servers import serve_directory
 
     root = tmp_path_factory.mktemp("http-root")
     with serve_directory(root) as server:
@@ -109,8 +109,8 @@ def http_server(tmp_path_factory):
 
 @pytest.fixture
 def faulty_http(tmp_path):
-    """A range-capable HTTP server of its own, with a failure plan: ``HttpServer``."""
-    from tests._servers import serve_directory
+    """A range-capable HTTP server of its own, with a failure plan: ``Server``."""
+    from zarrdask.testing.servers import serve_directory
 
     root = tmp_path / "served"
     root.mkdir()
@@ -121,7 +121,7 @@ def faulty_http(tmp_path):
 @pytest.fixture
 def s3_proxy(s3_endpoint, s3_storage_options):
     """A fault-injecting proxy to the moto server and s3fs options that use it."""
-    from tests._servers import serve_proxy
+    from zarrdask.testing.servers import serve_proxy
 
     with serve_proxy(s3_endpoint) as proxy:
         options = dict(

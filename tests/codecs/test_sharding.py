@@ -23,7 +23,6 @@ import gzip
 import json
 import re
 import struct
-import threading
 import uuid
 
 import crc32c
@@ -619,34 +618,15 @@ def test_local_store_partial_read_counts(tmp_path):
 
 
 # -- over HTTP, counted in the store and in the server --------------------------------
-@pytest.fixture
-def http_log(monkeypatch):
-    """Every request the test HTTP server answers: ``(method, path, Range, status, body bytes)``."""
-    from tests._servers import RangeRequestHandler
-
-    log: list[tuple] = []
-    lock = threading.Lock()
-    reply, head = RangeRequestHandler._reply, RangeRequestHandler.do_HEAD
-
-    def _reply(self, status, body=b"", headers=None):
-        with lock:
-            log.append((self.command, self.path, self.headers.get("Range"), int(status), len(body) if self.command == "GET" else 0))
-        return reply(self, status, body, headers)
-
-    def do_HEAD(self):
-        with lock:
-            log.append(("HEAD", self.path, self.headers.get("Range"), None, 0))
-        return head(self)
-
-    monkeypatch.setattr(RangeRequestHandler, "_reply", _reply)
-    monkeypatch.setattr(RangeRequestHandler, "do_HEAD", do_HEAD)
-    return log
+def _served(server):
+    """Every request the test HTTP server answered: ``(method, path, Range, status, body bytes)``."""
+    return [(r.method, r.path, r.range, r.status, r.bytes_sent) for r in server.log.requests]
 
 
 @pytest.mark.network
 @pytest.mark.parametrize("location", ["end", "start"])
 @pytest.mark.parametrize("compressors", [[], [ZSTD]], ids=["raw", "zstd"])
-def test_http_partial_read_is_two_range_requests(http_server, http_log, location, compressors):
+def test_http_partial_read_is_two_range_requests(http_server, location, compressors):
     name = f"shard-{uuid.uuid4().hex[:8]}"
     cfg = sharding_config([32, 32], [BYTES_LE, *compressors], index_location=location)
     w = _sharded(str(http_server.root / name), (128, 128), (64, 64), cfg)
@@ -659,7 +639,7 @@ def test_http_partial_read_is_two_range_requests(http_server, http_log, location
     store = CountingStore(FsspecStore(f"{http_server.url}/{name}"))
     a = zarrdask.open_array(store, mode="r")
     store.reset()
-    http_log.clear()
+    http_server.log.clear()
     np.testing.assert_array_equal(a[100:110, 40:60], data[100:110, 40:60])
     c = store.counts
     assert c["get_ranges_calls"] == 2 and c["ranges_requested"] == 2 and c["get_many_calls"] == 0
@@ -667,27 +647,27 @@ def test_http_partial_read_is_two_range_requests(http_server, http_log, location
     # the server saw exactly two ranged GETs of the shard and moved index + chunk bytes
     path = f"/{name}/c/1/0"
     index_range = "bytes=-68" if location == "end" else "bytes=0-67"
-    assert [(m, p, r, s) for m, p, r, s, _ in http_log] == [
+    assert [(m, p, r, s) for m, p, r, s, _ in _served(http_server)] == [
         ("GET", path, index_range, 206),
         ("GET", path, f"bytes={off}-{off + nbytes - 1}", 206),
     ]
-    assert sum(n for *_, n in http_log) == 68 + nbytes
+    assert sum(n for *_, n in _served(http_server)) == 68 + nbytes
 
     # a whole shard: one plain GET
     store.reset()
-    http_log.clear()
+    http_server.log.clear()
     np.testing.assert_array_equal(a[0:64, 64:128], data[0:64, 64:128])
     assert store.counts["get_many_calls"] == 1 and store.counts["get_ranges_calls"] == 0
-    assert [(m, p, r, s) for m, p, r, s, _ in http_log] == [("GET", f"/{name}/c/0/1", None, 200)]
-    assert http_log[0][4] == len((http_server.root / name / "c" / "0" / "1").read_bytes())
+    assert [(m, p, r, s) for m, p, r, s, _ in _served(http_server)] == [("GET", f"/{name}/c/0/1", None, 200)]
+    assert _served(http_server)[0][4] == len((http_server.root / name / "c" / "0" / "1").read_bytes())
 
     # a missing shard: the index request alone, answered 404, read as fill
     (http_server.root / name / "c" / "1" / "1").unlink()
     store.reset()
-    http_log.clear()
+    http_server.log.clear()
     assert (a[70, 70:80] == 0).all()
     assert store.counts["get_ranges_calls"] == 1
-    assert [(m, p, s) for m, p, _, s, _ in http_log if m == "GET"] == [("GET", f"/{name}/c/1/1", 404)]
+    assert [(m, p, s) for m, p, _, s, _ in _served(http_server) if m == "GET"] == [("GET", f"/{name}/c/1/1", 404)]
 
 
 @pytest.mark.network

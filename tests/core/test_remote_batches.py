@@ -33,7 +33,7 @@ def _data(n=32):
 
 def _data_log(server):
     """(method, path, Range) of the requests for chunk keys, in arrival order."""
-    return [(m, p, h.get("Range")) for m, p, h in server.faults.log if "/c/" in p]
+    return [(r.method, r.path, r.range) for r in server.log.requests if "/c/" in r.path]
 
 
 def test_window_across_shards_is_two_batches(faulty_http):
@@ -41,7 +41,7 @@ def test_window_across_shards_is_two_batches(faulty_http):
     a = _sharded(faulty_http.root, "w.zarr", data)
     a[...] = data
     b = zarrdask.open_array(f"{faulty_http.url}/w.zarr", mode="r")
-    faulty_http.faults.clear()
+    faulty_http.reset()
     # 16x16 window at the centre: 2x2 inner chunks of each of the 4 shards
     with zarrdask.config.set(coalesce_gap=0):
         np.testing.assert_array_equal(b[8:24, 8:24], data[8:24, 8:24])
@@ -53,7 +53,7 @@ def test_window_across_shards_is_two_batches(faulty_http):
     assert all(_SUFFIX.match(r or "") for _, _, r in log[:first_data]) and first_data == 4
     # inner chunks (1,1),(1,2) adjacent -> one range; (2,1),(2,2) another: 2 per shard
     assert len(log) == 4 + 8
-    assert all(h.get("If-Match") for m, p, h in faulty_http.faults.log[4:] if "/c/" in p)
+    assert all(r.if_match for r in faulty_http.log.requests[4:] if "/c/" in r.path)
 
 
 def test_window_bytes_are_what_is_needed(http_server):
@@ -73,12 +73,12 @@ def test_window_bytes_are_what_is_needed(http_server):
 
 
 def test_window_without_etags_is_verified(faulty_http):
-    faulty_http.server.etags = "none"  # verifying readers: indexes read again afterwards
+    faulty_http.etags = "none"  # verifying readers: indexes read again afterwards
     data = _data()
     a = _sharded(faulty_http.root, "v.zarr", data)
     a[...] = data
     b = zarrdask.open_array(f"{faulty_http.url}/v.zarr", mode="r")
-    faulty_http.faults.clear()
+    faulty_http.reset()
     with zarrdask.config.set(coalesce_gap=0):
         np.testing.assert_array_equal(b[8:24, 8:24], data[8:24, 8:24])
     log = _data_log(faulty_http)
@@ -88,10 +88,10 @@ def test_window_without_etags_is_verified(faulty_http):
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_open_with_format_unknown(faulty_http, zarr_format):
     zarrdask.create_array(faulty_http.root / "o.zarr", shape=(4,), dtype="i1", zarr_format=zarr_format)
-    faulty_http.faults.clear()
+    faulty_http.reset()
     a = zarrdask.open_array(f"{faulty_http.url}/o.zarr", mode="r")
     assert a.shape == (4,)
-    paths = [p.rsplit("/", 1)[-1] for _, p, _ in faulty_http.faults.log]
+    paths = [r.path.rsplit("/", 1)[-1] for r in faulty_http.log.requests]
     if zarr_format == 3:
         assert paths == ["zarr.json"]  # one request, one round trip
     else:  # v3 first, then the v2 documents
@@ -139,7 +139,7 @@ def test_streamed_reads_and_writes_on_s3_count_and_retry(s3_proxy, s3_bucket):
     data = _data(64)
     with zarrdask.config.set(retry_backoff=0.01):
         a = zarrdask.create_array(url, shape=data.shape, dtype="f4", chunks=(8, 8), storage_options=options)
-        proxy.faults.clear()
+        proxy.reset()
         proxy.faults.fail_next(3, "503", methods=("PUT",))
         # 64 chunks of 256 bytes, more than one group: streamed uploads
         with zarrdask.config.set(io_concurrency=8):
@@ -149,12 +149,12 @@ def test_streamed_reads_and_writes_on_s3_count_and_retry(s3_proxy, s3_bucket):
                 a[...] = data
             finally:
                 engine.GROUP_BYTES = old
-        assert proxy.faults.seen["PUT"] == 64 + 3 and proxy.faults.pending == 0
-        proxy.faults.clear()
+        assert proxy.log.count("PUT") == 64 + 3 and proxy.faults.pending == 0
+        proxy.reset()
         proxy.faults.fail_next(2, "503", methods=("GET",))
         b = zarrdask.open_array(url, mode="r", storage_options=options)
         np.testing.assert_array_equal(b[...], data)
-        assert proxy.faults.seen["GET"] == 1 + 64 + 2
+        assert proxy.log.count("GET") == 1 + 64 + 2
 
 
 def test_sharded_write_and_window_on_s3(s3_proxy, s3_bucket):
@@ -163,14 +163,14 @@ def test_sharded_write_and_window_on_s3(s3_proxy, s3_bucket):
     data = _data()
     a = zarrdask.create_array(url, shape=data.shape, dtype="f4", chunks=(4, 4), shards=(16, 16),
                               storage_options=options)
-    proxy.faults.clear()
+    proxy.reset()
     a[...] = data
-    assert proxy.faults.seen["PUT"] == 4
+    assert proxy.log.count("PUT") == 4
     b = zarrdask.open_array(url, mode="r", storage_options=options)
-    proxy.faults.clear()
+    proxy.reset()
     with zarrdask.config.set(coalesce_gap=0):
         np.testing.assert_array_equal(b[8:24, 8:24], data[8:24, 8:24])
-    assert proxy.faults.seen["GET"] == 4 + 8
+    assert proxy.log.count("GET") == 4 + 8
 
 
 def test_creating_an_array_on_s3_costs_three_probes_and_one_put(s3_proxy, s3_bucket):
@@ -179,12 +179,12 @@ def test_creating_an_array_on_s3_costs_three_probes_and_one_put(s3_proxy, s3_buc
     writes zarr.json: the 256-chunk S3 write of benchmarks/remote.py costs
     256 + 3 + 1 requests, tensorstore's count."""
     proxy, options = s3_proxy
-    proxy.faults.clear()
+    proxy.reset()
     zarrdask.create_array(f"s3://{s3_bucket}/created.zarr", shape=(8,), dtype="f4", chunks=(4,),
                           storage_options=options)
-    gets = [p for m, p, _ in proxy.faults.log if m in ("GET", "HEAD")]
+    gets = [r.path for r in proxy.log.requests if r.method in ("GET", "HEAD")]
     assert sorted(p.rsplit("/", 1)[-1].split("?")[0] for p in gets) == [".zarray", ".zgroup", "zarr.json"]
-    assert proxy.faults.seen["PUT"] == 1
+    assert proxy.log.count("PUT") == 1
 
 
 class _RacingStore(MemoryStore):
