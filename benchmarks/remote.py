@@ -254,28 +254,29 @@ def _start_moto() -> tuple[subprocess.Popen, str]:
 
 
 def run(latencies: list[float], repeat: int, impls: list[str], ops: list[str]) -> dict:
-    from .remote_servers import serve_files, serve_proxy, url_of
+    from zarrdask.testing.servers import serve_directory, serve_proxy
 
     results: dict = {"latencies_ms": latencies, "repeat": repeat, "rows": {}}
     moto, moto_url = _start_moto()
     try:
         with tempfile.TemporaryDirectory(prefix="zarrdask-remote-") as root:
             results.update(prepare(root))
-            with serve_files(root) as files, serve_proxy(moto_url) as proxy:
+            # ETags from the file's stat: no whole-shard read per range request
+            with serve_directory(root, etags="stat") as files, serve_proxy(moto_url) as proxy:
                 for latency in latencies:
                     files.delay = proxy.delay = latency / 1000
                     for impl in impls:
-                        _run_impl(impl, ops, repeat, latency, files, proxy, url_of, results)
+                        _run_impl(impl, ops, repeat, latency, files, proxy, results)
     finally:
         moto.terminate()
         moto.wait(10)
     return results
 
 
-def _run_impl(impl, ops, repeat, latency, files, proxy, url_of, results) -> None:
+def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
     env = dict(os.environ, **_AWS_ENV, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     worker = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.remote", "--worker", impl, "--http", url_of(files), "--s3", url_of(proxy)],
+        [sys.executable, "-m", "benchmarks.remote", "--worker", impl, "--http", files.url, "--s3", proxy.url],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )
 
@@ -289,11 +290,11 @@ def _run_impl(impl, ops, repeat, latency, files, proxy, url_of, results) -> None
         for op in ops:
             best, stats, error = None, None, None
             for _ in range(repeat):
-                files.stats.reset()
-                proxy.stats.reset()
+                files.log.clear()
+                proxy.log.clear()
                 answer = ask(op)
                 server = proxy if op.startswith("write_") else files
-                stats = server.stats.snapshot()
+                stats = server.log.summary()
                 if "error" in answer:
                     error = answer["error"]
                     break
