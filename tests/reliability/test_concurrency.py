@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import zarrdask
+from zarrdask.core import engine
 from zarrdask.errors import CorruptChunkError, ValueChangedError
-from zarrdask.storage import FsspecStore, LocalStore, MemoryStore
+from zarrdask.storage import FsspecStore, LocalStore, MemoryStore, RangeRequest
+from zarrdask.storage.abc import VerifyingReader
 from zarrdask.storage.wrappers import ForwardingReader, WrapperStore
 
 SHAPE, CHUNKS, SHARDS = (64, 64), (8, 8), (64, 64)
@@ -104,6 +106,43 @@ def test_a_shard_that_keeps_changing_is_an_error_not_wrong_data():
 
     with pytest.raises(ValueChangedError, match="c/0/0.*replaced 8 times"):
         zarrdask.open_array(Churn(inner), mode="r")[REGION]
+
+
+class ChurnEveryRead(WrapperStore):
+    """Verifying readers whose every read is followed by a new version of the
+    value; counts the readers made (one per attempt and key)."""
+
+    def __init__(self, store) -> None:
+        super().__init__(store)
+        self.readers = 0
+
+    def reader(self, key):
+        self.readers += 1
+
+        def replace(ranges, found):
+            self.store.set(key, bytes([self.readers % 256]) * 8)
+
+        return ForwardingReader(self, key, VerifyingReader(self.store, key), on_read=replace)
+
+
+def _steps(i):
+    return (yield [RangeRequest(0, 4)])
+
+
+@pytest.mark.parametrize("policy", [engine.REREAD, engine.RereadPolicy(attempts=3)], ids=["default", "three"])
+def test_one_and_many_key_reads_share_the_retry_limit(monkeypatch, policy):
+    monkeypatch.setattr(engine, "REREAD", policy)
+    store = ChurnEveryRead(MemoryStore())
+    store.set_many({"a": bytes(8), "b": bytes(8)})
+    with pytest.raises(ValueChangedError) as one:
+        engine.read_consistently(store, "a", lambda reader: reader.read([RangeRequest(0, 4)]))
+    assert store.readers == policy.attempts
+    store.readers = 0
+    with pytest.raises(ValueChangedError) as many:
+        engine.read_consistently_many(store, ["a", "b"], _steps)
+    assert store.readers == 2 * policy.attempts  # every attempt reads both keys again
+    assert str(one.value) == str(many.value)
+    assert f"replaced {policy.attempts} times" in str(one.value) and one.value.key == many.value.key == "a"
 
 
 # -- a reader and a writer process on one shard ------------------------------------------------

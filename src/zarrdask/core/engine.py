@@ -310,6 +310,39 @@ def _read_raw_part(
 CHANGED_RETRIES = 8
 
 
+@dataclass(frozen=True)
+class RereadPolicy:
+    """The retry policy of a read of one value in several steps (a shard's
+    index, then the inner chunks it points at), shared by
+    :func:`read_consistently` and :func:`read_consistently_many`.
+
+    A read *stands* when its reader is exact (the store serves one version)
+    or the value is unchanged after it (a verifying reader reads its first
+    bytes again). A read that does not stand, that was refused with
+    :class:`~zarrdask.errors.ValueChangedError`, or that found the data
+    corrupt without standing (bytes from two versions), is started again: at
+    most ``attempts`` times in all, then :meth:`gave_up`.
+    """
+
+    attempts: int = CHANGED_RETRIES
+
+    def stands(self, reader: RangeReader, unchanged: bool | None = None) -> bool:
+        """Whether a finished read of ``reader`` holds; ``unchanged`` is the
+        answer of ``reader.unchanged()`` when the caller asked it already."""
+        return reader.exact or (reader.unchanged() if unchanged is None else unchanged)
+
+    def gave_up(self, store: Store, key: str) -> ValueChangedError:
+        """The error once ``attempts`` reads of ``key`` did not stand."""
+        return ValueChangedError(
+            f"{store!r}: key {key!r} was replaced {self.attempts} times while it was being read; "
+            "its index and data could not be read from one version", key=key,
+        )
+
+
+#: the policy of every consistent read
+REREAD = RereadPolicy()
+
+
 def _read_streamed(store: Store, keys: Sequence[str], decode: Callable[[int, Any], None]) -> None:
     """``decode(i, value of keys[i])`` for every key, each started on the pool
     as soon as its value arrives (:meth:`Store.iter_many`), so transfers and
@@ -339,7 +372,7 @@ def read_consistently_many(
     only the keys whose value changed are read again."""
     results: dict[int, T] = {}
     todo = list(range(len(keys)))
-    for _ in range(CHANGED_RETRIES):
+    for _ in range(REREAD.attempts):
         if not todo:
             break
         readers = {i: store.reader(keys[i]) for i in todo}
@@ -382,11 +415,11 @@ def read_consistently_many(
                 i: readers[i].unchanged() for i in check
             }
             for i, error in suspect.items():
-                if readers[i].exact or same[i]:
+                if REREAD.stands(readers[i], same.get(i)):
                     raise error
                 again.append(i)  # read from two versions of the value
             for i, ok in same.items():
-                if not ok and i in results:
+                if i in results and not REREAD.stands(readers[i], ok):
                     del results[i]
                     again.append(i)
         finally:
@@ -394,11 +427,7 @@ def read_consistently_many(
                 reader.close()
         todo = sorted(again)
     if todo:
-        key = keys[todo[0]]
-        raise ValueChangedError(
-            f"{store!r}: key {key!r} was replaced {CHANGED_RETRIES} times while it was being read; "
-            "its index and data could not be read from one version", key=key,
-        )
+        raise REREAD.gave_up(store, keys[todo[0]])
     return [results[i] for i in range(len(keys))]
 
 
@@ -408,24 +437,21 @@ def read_consistently(store: Store, key: str, read_with: Callable[[RangeReader],
     at): with an exact reader the store guarantees it; with a verifying one the
     first bytes read (the index) are read again afterwards, and the whole read
     is started again when they changed — also when the mix of versions made
-    the data look corrupt. After :data:`CHANGED_RETRIES` replacements in a row,
-    :class:`~zarrdask.errors.ValueChangedError`."""
-    for _ in range(CHANGED_RETRIES):
+    the data look corrupt (:data:`REREAD`). After :data:`CHANGED_RETRIES`
+    replacements in a row, :class:`~zarrdask.errors.ValueChangedError`."""
+    for _ in range(REREAD.attempts):
         with store.reader(key) as reader:
             try:
                 result = read_with(reader)
             except ValueChangedError:
                 continue
             except CorruptChunkError:
-                if reader.exact or reader.unchanged():
+                if REREAD.stands(reader):
                     raise
                 continue  # read from two versions of the value
-            if reader.exact or reader.unchanged():
+            if REREAD.stands(reader):
                 return result
-    raise ValueChangedError(
-        f"{store!r}: key {key!r} was replaced {CHANGED_RETRIES} times while it was being read; "
-        "its index and data could not be read from one version", key=key,
-    )
+    raise REREAD.gave_up(store, key)
 
 
 # -- writes -----------------------------------------------------------------
