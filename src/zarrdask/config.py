@@ -36,6 +36,10 @@ max_chunk_bytes
     created, it also bounds the chunks whose decoded size the metadata fixes
     (elements × item size; for sharded arrays each inner chunk and the shard
     index). A positive integer.
+default_zarr_format
+    The format (2 or 3) of what is created when no ``zarr_format`` is given:
+    arrays, groups, and the groups xarray Datasets and DataTrees are written
+    to (default 3).
 max_json_depth
     How deeply a metadata document may nest (see :mod:`zarrdask.metadata.limits`
     and docs/formats.md, "Limits"). A positive integer.
@@ -48,6 +52,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 _DEFAULTS: dict[str, Any] = {
+    # the Zarr format of new arrays and groups when none is given
+    "default_zarr_format": 3,
     # how deeply JSON arrays and objects may nest in a metadata value (a document: 8 levels more)
     "max_json_depth": 200,
     # threads used by the chunk engine for decoding / encoding
@@ -95,6 +101,8 @@ def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
         get(name)
         if name in _POSITIVE_INT and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise ValueError(f"zarrdask setting {name!r} must be a positive integer, found {value!r}")
+        if name == "default_zarr_format" and (value not in (2, 3) or isinstance(value, bool)):
+            raise ValueError(f"zarrdask setting 'default_zarr_format' must be 2 or 3, found {value!r}")
     old = dict(_settings)
     _settings.update(values)
     return _restore(old)

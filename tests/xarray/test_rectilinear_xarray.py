@@ -56,7 +56,7 @@ def test_shards_dask(tmp_path):
 
 
 def test_bad_encoding_chunks_are_named():
-    with pytest.raises(ValueError, match="encoding\\['chunks'\\]"):
+    with pytest.raises(TypeError, match="encoding\\['chunks'\\]"):  # xarray's type
         to_zarr(_ds(4), zarrdask.storage.MemoryStore(), encoding={"t": {"chunks": ("a", 2)}})
 
 

@@ -1,18 +1,24 @@
-"""Run xarray's own zarr backend tests with every read going through engine="zarrdask".
+"""Run xarray's own zarr backend tests through zarrdask, twice over.
 
-xarray writes with its own engine (zarr-python); reads that name
-``engine="zarr"`` — ``open_dataset``, ``open_zarr``, ``open_mfdataset``,
-``open_datatree``, ``open_groups``, and engine guessing — get zarrdask's backend
-instead (xarray's backend table is patched for each test).
+- ``test_xarray_own_suite.py`` (the reader): xarray writes with its own
+  engine (zarr-python); reads that name ``engine="zarr"`` — ``open_dataset``,
+  ``open_zarr``, ``open_mfdataset``, ``open_datatree``, ``open_groups``, and
+  engine guessing — get zarrdask's backend instead (xarray's backend table is
+  patched for each test).
+- ``test_xarray_own_writer_suite.py`` (the writer): every ``Dataset.to_zarr``,
+  ``DataArray.to_zarr`` and ``DataTree.to_zarr`` goes through
+  :func:`zarrdask.xarray.to_zarr` (xarray's ``backends.writers.to_zarr`` and
+  ``_datatree_to_zarr`` are patched for each test); xarray's own engine reads
+  everything back.
 
-A test that fails this way is run once more with xarray's own engine. It is
-reported as xfailed ("fails with xarray's own engine too") only when that run
-fails the same way (same exception type and message), or, where the first run
-may have left state behind that changes the second (a fixture's store), when
-the test also fails with xarray's engine in a fresh process; otherwise the
-zarrdask failure stands.
+A test that fails this way is run once more with xarray's own engine (reader)
+or writer (writer). It is reported as xfailed ("fails with xarray's own ...
+too") only when that run fails the same way (same exception type and message),
+or, where the first run may have left state behind that changes the second (a
+fixture's store), when the test also fails with xarray's own in a fresh
+process; otherwise the zarrdask failure stands.
 Deliberate differences are marked where the tests are collected
-(``test_xarray_own_suite.DIFFERENCES``) and listed in ``docs/xarray.md``.
+(``DIFFERENCES`` of each module) and listed in ``docs/xarray.md``.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ import contextlib
 import os
 import subprocess
 import sys
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
-#: whether reads go through zarrdask (a fresh process checking xarray's own
-#: engine sets ZARRDASK_SUITE_ENGINE=zarr)
+#: whether reads or writes go through zarrdask (a fresh process checking xarray's
+#: own engine and writer sets ZARRDASK_SUITE_ENGINE=zarr)
 _state = {"redirect": os.environ.get("ZARRDASK_SUITE_ENGINE", "zarrdask") == "zarrdask"}
+_WRITER_MODULE = "test_xarray_own_writer_suite"
 
 #: markers xarray's own tests use; xarray registers them in its pyproject.toml, which
 #: its wheel does not ship, so with ``--strict-markers`` (enforced from ``addopts`` by
@@ -60,13 +67,62 @@ def zarr_engine_is_zarrdask(on: bool) -> Iterator[None]:
         plugins.list_engines.cache_clear()
 
 
+@contextlib.contextmanager
+def writes_go_through_zarrdask(on: bool) -> Iterator[None]:
+    """Within this block, ``Dataset.to_zarr``, ``DataArray.to_zarr`` and
+    ``DataTree.to_zarr`` write with :func:`zarrdask.xarray.to_zarr` (``on``) or
+    with xarray's own writer (``not on``)."""
+    import zarr
+    from xarray.backends import writers
+
+    import zarrdask
+    from zarrdask.xarray import to_zarr
+
+    def through_zarrdask(obj: Any, store: Any = None, **kwargs: Any) -> Any:
+        # xarray's tests choose the format of new groups with zarr-python's
+        # default_zarr_format setting (a fixture); zarrdask has the same setting
+        with zarrdask.config.set(default_zarr_format=zarr.config.get("default_zarr_format")):
+            return to_zarr(obj, store, **kwargs)
+
+    saved = writers.to_zarr, writers._datatree_to_zarr
+    own = _XARRAYS_WRITERS.setdefault("writers", saved)
+    writers.to_zarr, writers._datatree_to_zarr = (through_zarrdask, through_zarrdask) if on else own
+    try:
+        yield
+    finally:
+        writers.to_zarr, writers._datatree_to_zarr = saved
+
+
+#: xarray's own writers, as found before the first test patched them
+_XARRAYS_WRITERS: dict[str, Any] = {}
+
+
+def routed(item: pytest.Item, on: bool) -> contextlib.AbstractContextManager[None]:
+    """What ``item``'s module routes through zarrdask: its writes or its reads."""
+    if item.path.stem == _WRITER_MODULE:
+        return writes_go_through_zarrdask(on)
+    return zarr_engine_is_zarrdask(on)
+
+
 @pytest.fixture(autouse=True)
-def _reads_through_zarrdask(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-                            ) -> Iterator[None]:
+def _through_zarrdask(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # some of xarray's tests write into the working directory
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
-    with zarr_engine_is_zarrdask(_state["redirect"]):
+    if _state["redirect"] and request.node.path.stem == _WRITER_MODULE:
+        # the writer's errors must be of xarray's types; their wording may differ
+        monkeypatch.setattr(pytest, "raises", _any_wording(pytest.raises))
+    with routed(request.node, _state["redirect"]):
         yield
+
+
+def _any_wording(raises: Any) -> Any:
+    """``pytest.raises`` that checks the exception's type only (``match`` ignored)."""
+
+    def raises_any_wording(expected: Any, *args: Any, match: Any = None, **kwargs: Any) -> Any:
+        return raises(expected, *args, **kwargs)
+
+    return raises_any_wording
 
 
 @pytest.hookimpl(wrapper=True)
@@ -80,7 +136,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             raise
         _empty_temporary_directories(item)
         again: BaseException | None = None
-        with zarr_engine_is_zarrdask(False):
+        with routed(item, False):
             try:
                 item.runtest()
             except BaseException as e:
@@ -90,7 +146,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         same = type(again) is type(failure) and str(again) == str(failure)
         if same or _fails_with_xarrays_engine_in_a_fresh_process(item):
             pytest.xfail(
-                f"fails with xarray's own engine='zarr' too: {type(again).__name__}: {again}"[:300]
+                f"fails with xarray's own {_own(item)} too: {type(again).__name__}: {again}"[:300]
                 + ("" if same else f" (with zarrdask: {type(failure).__name__}: {failure})"[:300])
             )
         raise failure
@@ -108,13 +164,19 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         if item.get_closest_marker("xfail") is not None or not _state["redirect"]:
             raise
         if _fails_with_xarrays_engine_in_a_fresh_process(item):
-            pytest.xfail(f"set-up fails with xarray's own engine='zarr' too: {type(failure).__name__}: {failure}"[:300])
+            pytest.xfail(f"set-up fails with xarray's own {_own(item)} too: {type(failure).__name__}: {failure}"[:300])
         raise failure
+
+
+def _own(item: pytest.Item) -> str:
+    return "writer" if item.path.stem == _WRITER_MODULE else "engine='zarr'"
 
 
 def _fails_with_xarrays_engine_in_a_fresh_process(item: pytest.Item) -> bool:
     """Run ``item`` alone, with xarray's own engine, in a new Python process."""
-    env = dict(os.environ, ZARRDASK_SUITE_ENGINE="zarr")
+    # only the test's own class (or function) is collected there: collecting them all takes ~20 s
+    only = item.cls.__name__ if item.cls is not None else getattr(item, "originalname", item.name)
+    env = dict(os.environ, ZARRDASK_SUITE_ENGINE="zarr", ZARRDASK_SUITE_ONLY=only)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-W", "ignore",
            item.nodeid]
     done = subprocess.run(cmd, cwd=str(item.config.rootpath), env=env, capture_output=True, timeout=300)
@@ -145,10 +207,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ours = [item for item in items if here in item.path.parents]
     if not ours:  # e.g. zarr-python is not installed: the suite's module skipped itself
         return
-    from .test_xarray_own_suite import DIFFERENCES
-
     for item in ours:
         name = f"{item.cls.__name__ if item.cls else '-'}::{item.name}"
-        reasons = [r for pattern, r in DIFFERENCES.items() if fnmatch.fnmatchcase(name, pattern)]
+        differences = getattr(item.module, "DIFFERENCES", {})
+        reasons = [r for pattern, r in differences.items() if fnmatch.fnmatchcase(name, pattern)]
         if reasons:
             item.add_marker(pytest.mark.xfail(strict=True, reason=f"deliberate difference: {reasons[0]}"))

@@ -17,6 +17,7 @@ says zarr. Left out, with why:
 from __future__ import annotations
 
 import inspect
+import os
 
 import pytest
 
@@ -52,16 +53,20 @@ def _zarr_tests(module: object) -> dict[str, object]:
     return out
 
 
-# xarray's fixtures (its conftest's and those of the two modules), then its tests
-_fixture_map = {**_fixtures(_xconftest), **_fixtures(_tb), **_fixtures(_tbd)}
-globals().update(_fixture_map)
-globals().update(_zarr_tests(_tb))
-globals().update(_zarr_tests(_tbd))
-# tests that use zarr without "zarr" in their name (those the installed xarray has;
-# xarray 2024.10 has only the first)
-globals().update({name: getattr(_tb, name) for name in
-                  ("test_open_fsspec", "test_open_mfdataset_fsspec", "test_chunking_consistency")
-                  if hasattr(_tb, name)})
+#: xarray's fixtures (its conftest's and those of the two modules)
+FIXTURES = {**_fixtures(_xconftest), **_fixtures(_tb), **_fixtures(_tbd)}
+#: xarray's zarr tests, and those that use zarr without "zarr" in their name (those
+#: the installed xarray has; xarray 2024.10 has only the first)
+TESTS = {
+    **_zarr_tests(_tb),
+    **_zarr_tests(_tbd),
+    **{name: getattr(_tb, name) for name in
+       ("test_open_fsspec", "test_open_mfdataset_fsspec", "test_chunking_consistency") if hasattr(_tb, name)},
+}
+if os.environ.get("ZARRDASK_SUITE_ONLY"):  # a re-run of one test in a fresh process (conftest.py)
+    TESTS = {k: v for k, v in TESTS.items() if k == os.environ["ZARRDASK_SUITE_ONLY"]}
+globals().update(FIXTURES)
+globals().update(TESTS)
 
 _FILL_VALUE_KEYWORD = (
     "use_zarr_fill_value_as_mask=False is honoured; xarray's engine='zarr' drops the keyword in "

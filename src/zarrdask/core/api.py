@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import config
 from ..errors import ArrayNotFoundError, ContainsArrayError, GroupNotFoundError, MetadataError
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3
 from ..metadata.dtypes import (
@@ -299,6 +300,11 @@ def _chunk_key_encoding_json(cke: Any) -> dict[str, Any]:
     raise TypeError(f"chunk_key_encoding: expected a name, a dict or a ChunkKeyEncoding, found {cke!r}")
 
 
+def _format(zarr_format: int | None) -> int:
+    """``zarr_format``, or the ``default_zarr_format`` setting when it is ``None``."""
+    return zarr_format or config.get("default_zarr_format")
+
+
 # -- arrays ----------------------------------------------------------------------------
 def create_array(
     store: Any,
@@ -314,7 +320,7 @@ def create_array(
     serializer: Any = "auto",
     fill_value: Any = None,
     order: str = "C",
-    zarr_format: int = 3,
+    zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
     chunk_key_encoding: Any = None,
     dimension_separator: str | None = None,
@@ -373,7 +379,8 @@ def create_array(
     order
         v2 only: chunk memory layout ``"C"`` or ``"F"``.
     zarr_format
-        2 or 3 (the default).
+        2 or 3; ``None`` (default): the ``default_zarr_format`` setting
+        (:mod:`zarrdask.config`, 3 unless changed).
     attributes
         User attributes.
     chunk_key_encoding, dimension_separator
@@ -406,6 +413,7 @@ def create_array(
     if name is not None and path:
         raise TypeError("give the array's location as name= or path=, not both")
     store, path = resolve_store(store, name if name is not None else path, "a", storage_options)
+    zarr_format = _format(zarr_format)
     if data is not None:
         data = np.asarray(data)
         if shape is None:
@@ -514,14 +522,14 @@ def open_array(
     store, path = resolve_store(store, name if name is not None else path, mode, storage_options)
     if mode in ("w", "w-"):
         return create_array(
-            store, path=path, overwrite=mode == "w", zarr_format=zarr_format or 3,
+            store, path=path, overwrite=mode == "w", zarr_format=_format(zarr_format),
             write_empty_chunks=write_empty_chunks, **kwargs,
         )
     node = read_node(store, path, zarr_format)
     if node is None:
         if mode == "a" and "shape" in kwargs:
             return create_array(
-                store, path=path, zarr_format=zarr_format or 3, write_empty_chunks=write_empty_chunks, **kwargs
+                store, path=path, zarr_format=_format(zarr_format), write_empty_chunks=write_empty_chunks, **kwargs
             )
         raise ArrayNotFoundError(f"no array at path {node_name(path)!r} in {store!r}")
     if node.node_type != "array":
@@ -571,11 +579,11 @@ def open_group(
     _check_mode(mode)
     store, path = resolve_store(store, path, mode, storage_options)
     if mode in ("w", "w-"):
-        return _create_group(store, path, zarr_format or 3, overwrite=mode == "w", attributes=attributes)
+        return _create_group(store, path, _format(zarr_format), overwrite=mode == "w", attributes=attributes)
     node = read_node(store, path, zarr_format, consolidated=consolidated is not False)
     if node is None:
         if mode == "a":
-            return _create_group(store, path, zarr_format or 3, overwrite=False, attributes=attributes)
+            return _create_group(store, path, _format(zarr_format), overwrite=False, attributes=attributes)
         raise GroupNotFoundError(f"no group at path {node_name(path)!r} in {store!r}")
     if node.node_type != "group":
         raise ContainsArrayError(f"path {node_name(path)!r} in {store!r} holds an array, not a group")

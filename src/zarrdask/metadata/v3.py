@@ -80,12 +80,21 @@ class InvalidNodeNameError(InvalidKeyError, MetadataError):
     """A node name breaks the v3-core "Node names" rules (both an InvalidKeyError and a MetadataError)."""
 
 
+#: Names that start with the reserved prefix ``"__"`` and are accepted anyway:
+#: xarray's convention names an unnamed DataArray ``__xarray_dataarray_variable__``
+#: and a variable named ``None`` ``__values__``; zarr-python writes them in v3 and
+#: xarray reads them back, so a Dataset written by zarrdask round-trips as one
+#: written by xarray's own engine (a deliberate exception, docs/differences.md).
+XARRAY_RESERVED_NAMES = frozenset({"__xarray_dataarray_variable__", "__values__"})
+
+
 def validate_node_name(name: Any) -> str:
     """Check a (non-root) node name against v3-core "Node names"; return it.
 
     Enforces the MUSTs only: a non-empty string, no ``"/"``, not made only of
-    periods (``"."``, ``".."``), not starting with the reserved ``"__"``, not
-    ``"zarr.json"``. The recommended character set is not enforced.
+    periods (``"."``, ``".."``), not starting with the reserved ``"__"`` (but
+    for :data:`XARRAY_RESERVED_NAMES`), not ``"zarr.json"``. The recommended
+    character set is not enforced.
     """
     problem = None
     if not isinstance(name, str):
@@ -96,7 +105,7 @@ def validate_node_name(name: Any) -> str:
         problem = 'a name without "/"'
     elif set(name) == {"."}:
         problem = "a name not made only of periods"
-    elif name.startswith("__"):
+    elif name.startswith("__") and name not in XARRAY_RESERVED_NAMES:
         problem = 'a name not starting with the reserved prefix "__"'
     elif name == "zarr.json":
         problem = 'a name other than "zarr.json"'

@@ -478,6 +478,11 @@ class Store(ABC):
         return None
 
     # -- lifecycle ---------------------------------------------------------
+    def flush(self) -> None:
+        """Make what was written complete for other readers (a zip archive's
+        central directory, for example); writing may go on afterwards. The
+        default does nothing: most stores complete every write as it is made."""
+
     def close(self) -> None:
         """Release resources (files, sessions). The default does nothing."""
 
