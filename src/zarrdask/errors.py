@@ -8,6 +8,8 @@ written against zarr-python keeps working.
 
 from __future__ import annotations
 
+from dask.array.core import PerformanceWarning
+
 __all__ = [
     "ZarrdaskError",
     "StoreError",
@@ -30,6 +32,8 @@ __all__ = [
     "ChecksumError",
     "SelectionError",
     "BoundsCheckError",
+    "UnknownChunkSizesError",
+    "ArrayMismatchError",
     "ZarrdaskWarning",
     "AlignmentWarning",
     "warn",
@@ -142,12 +146,27 @@ class BoundsCheckError(SelectionError):
     """A selection lies outside the array."""
 
 
+class UnknownChunkSizesError(ZarrdaskError, ValueError):
+    """A dask array with unknown (NaN) chunk sizes was to be written: where each
+    block goes is not known until its sizes are computed (``x.compute_chunk_sizes()``)."""
+
+
+class ArrayMismatchError(ZarrdaskError, ValueError):
+    """Keywords that describe a new array were given for writing into an existing
+    one they do not describe; names each keyword, its value and the array's."""
+
+
 class ZarrdaskWarning(UserWarning):
     """Base class of the warnings zarrdask emits."""
 
 
-class AlignmentWarning(ZarrdaskWarning):
-    """A dask array was rechunked so that no two tasks write the same stored object."""
+class AlignmentWarning(ZarrdaskWarning, PerformanceWarning):
+    """A dask array was rechunked so that no two tasks write the same stored object.
+
+    Also a ``dask.array.core.PerformanceWarning``, the warning dask's own
+    ``to_zarr`` emits when it rechunks for the same reason, so filters written
+    for dask's warning apply to this one.
+    """
 
 
 def warn(message: str, category: type[Warning] = ZarrdaskWarning) -> None:

@@ -421,8 +421,10 @@ def test_from_zarr_and_to_zarr_with_zarr_python_objects():
     np.testing.assert_array_equal(zgroup["doubled"][...], zarray[...] * 2)
     zarrdask.to_zarr(da.zeros((8, 6), chunks=(4, 3), dtype="f4"), zarray, mode="r+")
     assert not zarray[...].any()
+    zarrdask.to_zarr(da.ones((8, 6), chunks=(4, 3), dtype="f4"), zarray)  # by default as with mode "r+"
+    assert zarray[...].all()
     with pytest.raises(ValueError, match="mode 'a' or 'r\\+'"):
-        zarrdask.to_zarr(lazy, zarray)
+        zarrdask.to_zarr(lazy, zarray, mode="w")
 
 
 def test_consolidated_zarr_python_group():

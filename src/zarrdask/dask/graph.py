@@ -24,7 +24,8 @@ from ..core.array import Array
 
 
 class BlockSource:
-    """What dask's tasks index: a zarrdask array read one block at a time."""
+    """What dask's tasks index: a zarrdask array read one block at a time (with
+    the engine's thread pool off: dask runs the tasks in parallel)."""
 
     def __init__(self, array: Array) -> None:
         self.array = array
@@ -37,7 +38,7 @@ class BlockSource:
             return np.asarray(self.array.get_basic_selection(selection))
 
     def __dask_tokenize__(self) -> Any:
-        return ("zarrdask.BlockSource", self.array.__dask_tokenize__())
+        return (f"zarrdask.{type(self).__name__}", self.array.__dask_tokenize__())
 
 
 def open_source(source: Any, path: str = "", storage_options: dict[str, Any] | None = None) -> Array:
@@ -57,6 +58,7 @@ def from_zarr(
     chunks: Any = None,
     storage_options: dict[str, Any] | None = None,
     name: str | None = None,
+    inline_array: bool = True,
 ) -> da.Array:
     """A dask array reading a Zarr array.
 
@@ -75,7 +77,14 @@ def from_zarr(
     storage_options
         fsspec options for URLs.
     name
-        The dask name; by default a deterministic token of the array and chunks.
+        The dask name; by default a deterministic token of the array, the
+        chunks and ``inline_array``.
+    inline_array
+        ``True`` (default): the graph is one layer whose tasks each hold the
+        (small, picklable) array reader. ``False``: the reader is a key of its
+        own (``"original-" + name``) that every task refers to, as
+        ``dask.array.from_array(..., inline_array=False)`` does. dask's own
+        ``from_zarr`` defaults to ``False``.
 
     Returns
     -------
@@ -85,7 +94,7 @@ def from_zarr(
     if chunks is None:
         chunks = array.shards or array.chunks
     if name is None:
-        name = "zarrdask-from-zarr-" + tokenize(array, chunks)
+        name = "zarrdask-from-zarr-" + tokenize(array, chunks, inline_array)
     return da.from_array(
         BlockSource(array),
         chunks=chunks,
@@ -93,6 +102,6 @@ def from_zarr(
         lock=False,
         asarray=False,
         fancy=False,
-        inline_array=True,
+        inline_array=inline_array,
         meta=np.empty((0,) * array.ndim, dtype=array.dtype),
     )

@@ -21,6 +21,7 @@ does the same with the blocks as shards.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import dask.array as da
@@ -28,11 +29,13 @@ import dask.array as da
 from .._pool import single_threaded
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
-from ..errors import AlignmentWarning, SelectionError, ZarrdaskError, warn
+from ..errors import AlignmentWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
 from ..indexing import normalize_selection
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .alignment import aligned_chunks, is_aligned, misaligned_blocks
+from .graph import BlockSource
+from .keywords import check_existing, check_names, resolve_mode
 
 _ALIGN = ("auto", "rechunk", "error")
 
@@ -41,21 +44,13 @@ class AlignmentError(ZarrdaskError, ValueError):
     """Dask blocks cut through shards (or chunks) and ``align="error"`` was asked."""
 
 
-class BlockTarget:
-    """What ``dask.array.store`` writes into: one zarrdask array."""
-
-    def __init__(self, array: Array) -> None:
-        self.array = array
-        self.shape = array.shape
-        self.dtype = array.dtype
-        self.ndim = array.ndim
+class BlockTarget(BlockSource):
+    """What ``dask.array.store`` writes into (and, with ``return_stored=True``,
+    reads the stored values back from): one zarrdask array."""
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         with single_threaded():
             self.array.set_basic_selection(selection, value)
-
-    def __dask_tokenize__(self) -> Any:
-        return ("zarrdask.BlockTarget", self.array.__dask_tokenize__())
 
 
 def _region(region: Any, shape: tuple[int, ...]) -> tuple[slice, ...]:
@@ -75,9 +70,12 @@ def to_zarr(
     store: Any,
     *,
     path: str = "",
-    mode: str = "w-",
+    name: str | None = None,
+    mode: str | None = None,
+    overwrite: bool | None = None,
     region: Any = None,
     compute: bool = True,
+    return_stored: bool = False,
     align: str = "auto",
     storage_options: dict[str, Any] | None = None,
     store_kwargs: dict[str, Any] | None = None,
@@ -88,33 +86,55 @@ def to_zarr(
     Parameters
     ----------
     x
-        A dask array (anything else goes through ``dask.array.asarray``).
+        A dask array (anything else goes through ``dask.array.asarray``). Its
+        chunk sizes must be known (after boolean indexing, call
+        ``x.compute_chunk_sizes()`` first).
     store, path
         Where: a store, a local path or a URL (or a zarr-python store or
         ``Group``), and the array's path inside it; or an open
-        :class:`~zarrdask.Array` or zarr-python ``Array`` (with mode ``"a"``/``"r+"``).
+        :class:`~zarrdask.Array` or zarr-python ``Array`` (written into, as with
+        mode ``"r+"``).
+    name
+        zarr-python's (and dask's ``**zarr_array_kwargs``') spelling of ``path``;
+        give one of them.
     mode
-        ``"w-"`` (default): create the array, failing if one exists; ``"w"``:
-        create it, replacing what is there; ``"a"``: write into the existing
-        array, creating it if missing; ``"r+"``: write into the existing array.
+        ``"w-"`` (the default for a store or path): create the array, failing if
+        one exists; ``"w"``: create it, replacing what is there; ``"a"``: write
+        into the existing array, creating it if missing; ``"r+"`` (the default
+        for an open array): write into the existing array. ``"r"`` is a ``ValueError``.
+    overwrite
+        dask's spelling of the mode of a new array: ``True`` is mode ``"w"``
+        (replace an existing array), ``False`` mode ``"w-"`` (fail if one exists).
+        Giving a different ``mode`` too, or an open array as ``store``, is a ``ValueError``.
     region
         A tuple of slices (step 1) of the target array to write ``x`` into; the
-        default is the whole array. Only with an existing array (``"a"``/``"r+"``).
+        default is the whole array. Only with an existing array (``"a"``/``"r+"``,
+        or an open array); otherwise a ``ValueError``.
     compute
-        ``False``: return a ``dask.delayed`` that writes when computed (the array's
-        metadata is created now; no chunk is written before then).
+        ``False``: return the lazy write, a dask collection (what
+        ``dask.array.store`` returns) that writes when computed; the array's
+        metadata is created now, no chunk is written before then.
+    return_stored
+        ``True``: return a dask array of the values as stored, chunked as the
+        blocks written (``x``'s blocks, after any alignment rechunk). With
+        ``compute=True`` the write is done first and the array reads them back
+        from the Zarr array; with ``compute=False`` each of its tasks writes a
+        block and reads it back.
     align
         ``"auto"``: rechunk ``x`` to the minimal chunking whose blocks cover whole
         shards (whole chunks when unsharded), with an
         :class:`~zarrdask.errors.AlignmentWarning` saying so; ``"rechunk"``: the
         same without the warning; ``"error"``: raise :class:`AlignmentError`
         naming the offending blocks.
+    storage_options
+        fsspec options for URLs.
     store_kwargs
         Passed on to ``dask.array.store`` (for example ``scheduler=``, used when
         ``compute=True``). ``lock`` is ignored: no two tasks share a stored object.
     **create_array_kwargs
         Passed to :func:`zarrdask.create_array` when the array is created
-        (``chunks`` defaults to ``x``'s block shape, ``dtype`` to ``x``'s dtype).
+        (``chunks`` defaults to ``x``'s block shape, at least 1 along a
+        zero-length axis, as zarr-python chooses there; ``dtype`` to ``x``'s dtype).
         ``chunks="dask"``: the chunks are ``x``'s blocks as they are — a
         rectilinear chunk grid when they are irregular (an axis whose blocks are
         equal but for a smaller last one stays a regular step), so nothing is
@@ -125,9 +145,28 @@ def to_zarr(
         array needs a reader that knows the extension (zarrdask, zarr-python ≥ 3.4
         with ``array.rectilinear_chunks`` on, zarrs); see :doc:`/rectilinear`.
 
+        A keyword ``create_array`` does not take is a ``TypeError`` in every mode.
+        Writing into an existing array, ``write_empty_chunks`` applies; ``chunks``,
+        ``shards``, ``dtype``, ``fill_value``, ``order``, ``zarr_format``,
+        ``dimension_names`` and ``chunk_grid`` must match the array, and the other
+        creation keywords (codecs, ``attributes``, key encoding) cannot be given
+        (:class:`~zarrdask.errors.ArrayMismatchError`, a ``ValueError``).
+
     Returns
     -------
-    The target :class:`~zarrdask.Array` when ``compute=True``, else the delayed write.
+    The target :class:`~zarrdask.Array` when ``compute=True``; the dask array of
+    stored values with ``return_stored=True``; else the lazy write.
+
+    Raises
+    ------
+    UnknownChunkSizesError
+        ``x`` has unknown (NaN) chunk sizes (a ``ValueError``).
+    TypeError
+        An unknown keyword.
+    ValueError
+        A mode, ``overwrite``, ``region`` or keyword that does not fit the target
+        (:class:`~zarrdask.errors.ArrayMismatchError` for keywords that describe
+        another array than the existing one).
 
     Notes
     -----
@@ -139,11 +178,17 @@ def to_zarr(
     boundaries (``align="error"`` checks the dask blocks, not the region's
     edges). See :ref:`concurrent-writes`.
     """
+    check_names(create_array_kwargs)
     if align not in _ALIGN:
         raise ValueError(f"align must be one of {_ALIGN}, found {align!r}")
     if not isinstance(x, da.Array):
         x = da.asarray(x)
-    path = normalize_path(path)
+    _check_known_chunks(x)
+    if name is not None and path:
+        raise TypeError("give the array's location as name= or path=, not both")
+    path = normalize_path(name if name is not None else path)
+    store = _open_if_array(store, create_array_kwargs.get("write_empty_chunks"))
+    mode = resolve_mode(mode, overwrite, into_array=isinstance(store, Array))
     target = _target(x, store, path, mode, region, storage_options, create_array_kwargs)
     region_slices = _region(region, target.shape)
     want = tuple(s.stop - s.start for s in region_slices)
@@ -152,29 +197,7 @@ def to_zarr(
             f"array {target.name!r}: the dask array's shape {x.shape} does not match the "
             f"region's shape {want}"
         )
-    unit = target.shards or target.chunks
-    start = tuple(s.start for s in region_slices)
-    if not is_aligned(x.chunks, unit, start):
-        bad = misaligned_blocks(x.chunks, unit, start)
-        fixed = aligned_chunks(x.chunks, unit, start)
-        kind = "shards" if target.shards else "chunks"
-        if align == "error":
-            raise AlignmentError(
-                f"array {target.name!r}: dask blocks {bad} (and maybe more) cut through {kind} of "
-                f"shape {unit}, so two tasks would write the same stored object. Rechunk first, "
-                f"e.g. x.rechunk({_short(fixed)}), or pass align='auto'"
-            )
-        if align == "auto":
-            hint = (" or, for a new array, chunks='dask' to store the blocks as they are (a rectilinear "
-                    "chunk grid)," if mode in ("w", "w-") else "")
-            warn(
-                f"array {target.name!r}: rechunking the dask array from {_short(x.chunks)} to "
-                f"{_short(fixed)} so that each of its {kind} of shape {_short_unit(unit)} is written by one "
-                f"task (dask blocks {bad} cut through {kind}). Rechunk first to avoid the extra step,{hint} "
-                "or pass align='rechunk' to do this without a warning",
-                AlignmentWarning,
-            )
-        x = x.rechunk(fixed)
+    x = _aligned(x, target, tuple(s.start for s in region_slices), align, new=mode in ("w", "w-"))
     kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
     stored = da.store(
         x,
@@ -182,25 +205,77 @@ def to_zarr(
         regions=region_slices if region is not None else None,
         lock=False,
         compute=compute,
-        return_stored=False,
+        return_stored=return_stored,
         **kwargs,
     )
-    return target if compute else stored
+    return target if compute and not return_stored else stored
+
+
+def _check_known_chunks(x: da.Array) -> None:
+    axes = [i for i, dim in enumerate(x.chunks) if any(math.isnan(c) for c in dim)]
+    if axes:
+        raise UnknownChunkSizesError(
+            f"cannot write a dask array with unknown chunk sizes: found NaN sizes along axis "
+            f"{', '.join(map(str, axes))} (shape {x.shape}), expected integers, so where each block goes "
+            "in the Zarr array is not known. Call x.compute_chunk_sizes() first"
+        )
+
+
+def _aligned(x: da.Array, target: Array, start: tuple[int, ...], align: str, new: bool) -> da.Array:
+    """``x``, rechunked (per ``align``) so that no two blocks write the same stored object."""
+    unit = target.shards or target.chunks
+    if is_aligned(x.chunks, unit, start):
+        return x
+    bad = misaligned_blocks(x.chunks, unit, start)
+    fixed = aligned_chunks(x.chunks, unit, start)
+    kind = "shards" if target.shards else "chunks"
+    if align == "error":
+        raise AlignmentError(
+            f"array {target.name!r}: dask blocks {bad} (and maybe more) cut through {kind} of "
+            f"shape {unit}, so two tasks would write the same stored object. Rechunk first, "
+            f"e.g. x.rechunk({_short(fixed)}), or pass align='auto'"
+        )
+    if align == "auto":
+        warn(_rechunk_message(target, x, fixed, unit, kind, bad, new), AlignmentWarning)
+    return x.rechunk(fixed)
+
+
+def _rechunk_message(target: Array, x: da.Array, fixed: tuple, unit: tuple, kind: str, bad: list, new: bool
+                     ) -> str:
+    """The AlignmentWarning's message. Its second sentence is in dask's own words
+    ("The input Dask array will be rechunked along axis", and "The array uses
+    irregular chunk sizes" when the blocks are), so that warning filters written
+    for dask's ``to_zarr`` apply to it too."""
+    axes = " and axis ".join(str(i) for i, (a, b) in enumerate(zip(x.chunks, fixed)) if a != b)
+    irregular = not all(_regular(dim) for dim in x.chunks)
+    lead = "The array uses irregular chunk sizes: the input" if irregular else "The input"
+    hint = (" or, for a new array, chunks='dask' to store the blocks as they are (a rectilinear "
+            "chunk grid)," if new else "")
+    return (
+        f"array {target.name!r}: rechunking the dask array from {_short(x.chunks)} to {_short(fixed)} so that "
+        f"each of its {kind} of shape {_short_unit(unit)} is written by one task (dask blocks {bad} cut through "
+        f"{kind}). {lead} Dask array will be rechunked along axis {axes}; rechunk first to avoid the extra "
+        f"step,{hint} or pass align='rechunk' to do this without a warning"
+    )
 
 
 def _short_unit(unit: tuple) -> Any:
     return unit if all(isinstance(u, int) for u in unit) else _short(unit)
 
 
+def _regular(sizes: tuple[int, ...]) -> bool:
+    """Whether blocks of these sizes along an axis are equal, the last one no larger."""
+    return len(sizes) <= 1 or (len(set(sizes[:-1])) == 1 and sizes[-1] <= sizes[0])
+
+
 def block_grid(x: da.Array) -> tuple:
     """``x``'s blocks as per-axis chunks: an ``int`` where the blocks are regular
-    (equal, the last one no larger), else the tuple of block sizes."""
+    (equal, the last one no larger), else the tuple of block sizes. Empty blocks
+    (boolean indexing leaves them) hold nothing and make no chunk."""
     out: list[Any] = []
     for dim in x.chunks:
-        if len(dim) == 1 or (len(set(dim[:-1])) == 1 and dim[-1] <= dim[0]):
-            out.append(max(int(dim[0]), 1))
-        else:
-            out.append(tuple(int(c) for c in dim))
+        sizes = tuple(int(c) for c in dim if c) or (0,)
+        out.append(max(sizes[0], 1) if _regular(sizes) else sizes)
     return tuple(out)
 
 
@@ -213,32 +288,21 @@ def _short(chunks: tuple[tuple[int, ...], ...]) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def _target(
-    x: da.Array, store: Any, path: str, mode: str, region: Any,
-    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
-) -> Array:
-    if mode not in ("w", "w-", "a", "r+"):
-        raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', found {mode!r}")
+def _open_if_array(store: Any, write_empty_chunks: bool | None) -> Any:
+    """``store``, or the zarrdask Array a zarr-python ``Array`` opens as; an open
+    Array reopened when ``write_empty_chunks`` asks for another setting."""
     location = zarr_python_location(store)
     if location is not None and location.node_type == "array":
-        store = open_array(store, mode="r+")  # a zarr-python array: as the zarrdask one it opens
-    if isinstance(store, Array):
-        if mode not in ("a", "r+") or path:
-            raise ValueError(
-                f"writing into the existing array {store.name!r} takes mode 'a' or 'r+' and no path "
-                f"(found mode={mode!r}, path={path!r})"
-            )
+        return open_array(store, mode="r+", write_empty_chunks=write_empty_chunks)
+    if isinstance(store, Array) and write_empty_chunks is not None and write_empty_chunks != store.write_empty_chunks:
         store._check_writable()
-        return store
-    resolved, path = resolve_store(store, path, mode, storage_options)
-    if mode in ("a", "r+"):
-        try:
-            return open_array(resolved, path=path, mode="r+")
-        except KeyError:
-            if mode == "r+":
-                raise
-    if region is not None:
-        raise SelectionError("region= writes into an existing array: use mode='a' or 'r+'")
+        return open_array(store.store, path=store.path, mode="r+", write_empty_chunks=write_empty_chunks)
+    return store
+
+
+def _block_keywords(x: da.Array, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with ``chunks="dask"`` / ``shards="dask"`` (and a rectilinear
+    ``chunk_grid`` without chunks) replaced by ``x``'s blocks."""
     kwargs = dict(kwargs)
     if isinstance(kwargs.get("shards"), str) and kwargs["shards"] == "dask":
         kwargs["shards"] = block_grid(x)
@@ -248,6 +312,39 @@ def _target(
         kwargs["chunks"] = block_grid(x)
     elif kwargs.get("chunk_grid") == "rectilinear" and kwargs.get("chunks") is None and kwargs.get("shards") is None:
         kwargs["chunks"] = block_grid(x)  # asked for a rectilinear grid: the blocks, no rechunk
-    kwargs.setdefault("chunks", tuple(int(c) for c in x.chunksize))
+    return kwargs
+
+
+def _target(
+    x: da.Array, store: Any, path: str, mode: str, region: Any,
+    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
+) -> Array:
+    if isinstance(store, Array):
+        if mode not in ("a", "r+") or path:
+            raise ValueError(
+                f"writing into the existing array {store.name!r} takes mode 'a' or 'r+' and no path "
+                f"(found mode={mode!r}, path={path!r})"
+            )
+        store._check_writable()
+        check_existing(store, _block_keywords(x, kwargs), mode)
+        return store
+    if region is not None and mode in ("w", "w-"):
+        raise ValueError(f"region= writes into an existing array: use mode 'a' or 'r+' (found mode {mode!r}, "
+                         "which creates one)")
+    resolved, path = resolve_store(store, path, mode, storage_options)
+    if mode in ("a", "r+"):
+        try:
+            array = open_array(resolved, path=path, mode="r+", write_empty_chunks=kwargs.get("write_empty_chunks"))
+        except KeyError:
+            if mode == "r+":
+                raise
+        else:
+            check_existing(array, _block_keywords(x, kwargs), mode)
+            return array
+    if region is not None:
+        raise ValueError(f"region= writes into an existing array, and there is none at '/{path}' (mode 'a')")
+    kwargs = _block_keywords(x, kwargs)
+    # a zero-length axis has chunks of 1, as zarr-python (and dask's to_zarr) choose there
+    kwargs.setdefault("chunks", tuple(max(int(c), 1) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
     return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
