@@ -81,7 +81,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import MetadataError, UnknownDataTypeError
-from ._common import _MISSING, _Text, _err, _is_int
+from .json_checks import MISSING, Text, field_error, is_json_int
 from .limits import MAX_STRUCT_DEPTH, check_itemsize, parse_shape
 
 __all__ = [
@@ -140,8 +140,8 @@ def _check_packed(dtype: np.dtype, what: str) -> None:
 def _check_struct_depth(depth: int, key: str, field: str) -> None:
     """Refuse a structured type nested more than :data:`~.limits.MAX_STRUCT_DEPTH` deep."""
     if depth > MAX_STRUCT_DEPTH:
-        raise _err(key, field, _Text(f"structured types nested {depth} deep"),
-                   f"at most {MAX_STRUCT_DEPTH} levels of nesting")
+        raise field_error(key, field, Text(f"structured types nested {depth} deep"),
+                          f"at most {MAX_STRUCT_DEPTH} levels of nesting")
 
 
 def _struct_dtype(fields: list[tuple], key: str, field: str, found: Any) -> np.dtype:
@@ -151,8 +151,8 @@ def _struct_dtype(fields: list[tuple], key: str, field: str, found: Any) -> np.d
     try:
         return np.dtype(fields)
     except (TypeError, ValueError) as e:  # pragma: no cover - the checks above are numpy's
-        raise _err(key, field, found, f"a structured data type numpy can represent ({e})",
-                   UnknownDataTypeError) from None
+        raise field_error(key, field, found, f"a structured data type numpy can represent ({e})",
+                          UnknownDataTypeError) from None
 
 
 _UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -176,12 +176,12 @@ def _decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_h
         f' or a "0x" bit pattern of {2 * fdtype.itemsize} hex digits' if allow_hex else ""
     )
     expected = f"a JSON number, {forms} for {fdtype.name}"
-    if _is_int(value) or isinstance(value, float):
+    if is_json_int(value) or isinstance(value, float):
         try:
             with np.errstate(over="ignore"):
                 return fdtype.type(value)
         except OverflowError:
-            raise _err(key, field, value, f"a number representable as {fdtype.name}") from None
+            raise field_error(key, field, value, f"a number representable as {fdtype.name}") from None
     if isinstance(value, str):
         if value == "NaN":
             return _float_from_bits(_DEFAULT_NAN_BITS[fdtype.itemsize], fdtype)
@@ -193,7 +193,7 @@ def _decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_h
             digits = value[2:]
             if len(digits) == 2 * fdtype.itemsize and re.fullmatch(r"[0-9a-fA-F]+", digits):
                 return _float_from_bits(int(digits, 16), fdtype)
-    raise _err(key, field, value, expected)
+    raise field_error(key, field, value, expected)
 
 
 def _encode_float(x: Any, *, v3: bool) -> float | str:
@@ -212,18 +212,18 @@ def _decode_int(value: Any, dtype: np.dtype, key: str, field: str, *, lenient: b
     expected = f"an integer in [{info.min}, {info.max}] for {_native(dtype).name}"
     if lenient and isinstance(value, float) and value.is_integer():
         value = int(value)
-    if not _is_int(value):
-        raise _err(key, field, value, expected)
+    if not is_json_int(value):
+        raise field_error(key, field, value, expected)
     if not info.min <= value <= info.max:
-        raise _err(key, field, value, expected)
+        raise field_error(key, field, value, expected)
     return _native(dtype).type(value)
 
 
 def _decode_time(value: Any, dtype: np.dtype, key: str, field: str) -> np.generic:
     if value == "NaT":
         value = _NAT
-    if not _is_int(value) or not -(2**63) <= value < 2**63:
-        raise _err(key, field, value, f'an integer in [-2**63, 2**63-1] or "NaT" for {dtype}')
+    if not is_json_int(value) or not -(2**63) <= value < 2**63:
+        raise field_error(key, field, value, f'an integer in [-2**63, 2**63-1] or "NaT" for {dtype}')
     return np.array(value, dtype=np.int64).view(_native(dtype))[()]
 
 
@@ -233,11 +233,11 @@ def _time_to_int(x: Any, dtype: np.dtype) -> int:
 
 def _b64decode(value: Any, key: str, field: str, what: str) -> bytes:
     if not isinstance(value, str):
-        raise _err(key, field, value, f"a base64 string for {what}")
+        raise field_error(key, field, value, f"a base64 string for {what}")
     try:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise _err(key, field, value, f"a base64 string for {what}") from None
+        raise field_error(key, field, value, f"a base64 string for {what}") from None
 
 
 def _b64encode(b: bytes) -> str:
@@ -246,26 +246,26 @@ def _b64encode(b: bytes) -> str:
 
 def _void_from_bytes(b: bytes, dtype: np.dtype, key: str, field: str, found: Any) -> np.void:
     if len(b) != dtype.itemsize:
-        raise _err(key, field, found, f"exactly {dtype.itemsize} bytes for {dtype}, got {len(b)}")
+        raise field_error(key, field, found, f"exactly {dtype.itemsize} bytes for {dtype}, got {len(b)}")
     return np.frombuffer(bytes(b), dtype=dtype)[0]
 
 
 def _decode_str(value: Any, dtype: np.dtype, key: str, field: str) -> np.str_:
     n = dtype.itemsize // 4
     if not isinstance(value, str) or len(value) > n:
-        raise _err(key, field, value, f"a string of at most {n} code points for {dtype}")
+        raise field_error(key, field, value, f"a string of at most {n} code points for {dtype}")
     return np.str_(value)
 
 
 def _decode_fixed_bytes(b: bytes, dtype: np.dtype, key: str, field: str, found: Any) -> np.bytes_:
     if len(b.rstrip(b"\x00")) > dtype.itemsize:
-        raise _err(key, field, found, f"at most {dtype.itemsize} bytes for {dtype}")
+        raise field_error(key, field, found, f"at most {dtype.itemsize} bytes for {dtype}")
     return np.bytes_(b.rstrip(b"\x00"))
 
 
 def _int_list_to_bytes(value: Any, key: str, field: str, what: str) -> bytes:
-    if not isinstance(value, list) or not all(_is_int(v) and 0 <= v <= 255 for v in value):
-        raise _err(key, field, value, f"a list of integers in [0, 255] or a base64 string for {what}")
+    if not isinstance(value, list) or not all(is_json_int(v) and 0 <= v <= 255 for v in value):
+        raise field_error(key, field, value, f"a list of integers in [0, 255] or a base64 string for {what}")
     return bytes(value)
 
 
@@ -307,22 +307,22 @@ def _parse_dtype_v2(doc: Any, key: str, field: str, depth: int) -> np.dtype:
     if isinstance(doc, list):
         _check_struct_depth(depth + 1, key, field)
         if not doc:
-            raise _err(key, field, doc, "a non-empty list of [name, type] or [name, type, shape] entries")
+            raise field_error(key, field, doc, "a non-empty list of [name, type] or [name, type, shape] entries")
         fields: list[tuple] = []
         names: set[str] = set()
         for i, entry in enumerate(doc):
             f = f"{field}[{i}]"
             if not isinstance(entry, list) or len(entry) not in (2, 3):
-                raise _err(key, f, entry, "a list [name, type] or [name, type, shape]")
+                raise field_error(key, f, entry, "a list [name, type] or [name, type, shape]")
             name = entry[0]
             if not isinstance(name, str) or not name:
-                raise _err(key, f"{f}[0]", name, "a non-empty field name string")
+                raise field_error(key, f"{f}[0]", name, "a non-empty field name string")
             if name in names:
-                raise _err(key, f"{f}[0]", name, "unique field names")
+                raise field_error(key, f"{f}[0]", name, "unique field names")
             names.add(name)
             sub = _parse_dtype_v2(entry[1], key, f"{f}[1]", depth + 1)
             if sub.kind == "O":
-                raise _err(key, f"{f}[1]", entry[1], "a fixed-size data type inside a structured dtype")
+                raise field_error(key, f"{f}[1]", entry[1], "a fixed-size data type inside a structured dtype")
             if len(entry) == 3:
                 shape = parse_shape(entry[2], key, f"{f}[2]", minimum=1)
                 check_itemsize(sub.itemsize * math.prod(shape), key, f"{f}[2]", entry[2])
@@ -330,8 +330,8 @@ def _parse_dtype_v2(doc: Any, key: str, field: str, depth: int) -> np.dtype:
             else:
                 fields.append((name, sub))
         return _struct_dtype(fields, key, field, doc)
-    raise _err(key, field, doc, "a NumPy typestr such as \"<f8\" or a list of structured fields",
-               UnknownDataTypeError)
+    raise field_error(key, field, doc, "a NumPy typestr such as \"<f8\" or a list of structured fields",
+                      UnknownDataTypeError)
 
 
 def _parse_typestr_v2(s: str, key: str, field: str) -> np.dtype:
@@ -339,31 +339,31 @@ def _parse_typestr_v2(s: str, key: str, field: str) -> np.dtype:
     expected = ('a NumPy typestr with byte order, kind and size, e.g. "<f8", ">i4", "|b1", "|S12", '
                 '"<M8[ns]" (v2 spec "Data type encoding")')
     if not m:
-        raise _err(key, field, s, expected, UnknownDataTypeError)
+        raise field_error(key, field, s, expected, UnknownDataTypeError)
     order, kind, size, scale, unit = m.groups()
     if kind == "O":
         if order != "|" or size not in ("", "8") or unit:
-            raise _err(key, field, s, 'the object typestr "|O"', UnknownDataTypeError)
+            raise field_error(key, field, s, 'the object typestr "|O"', UnknownDataTypeError)
         return np.dtype(object)
     if not size or int(size) < 1:
-        raise _err(key, field, s, expected, UnknownDataTypeError)
+        raise field_error(key, field, s, expected, UnknownDataTypeError)
     n = int(size)
     if kind in "SUV":
         check_itemsize(n * (4 if kind == "U" else 1), key, field, s)
     if kind in _V2_SIZES and n not in _V2_SIZES[kind]:
-        raise _err(key, field, s, f"a size in {_V2_SIZES[kind]} for kind {kind!r}", UnknownDataTypeError)
+        raise field_error(key, field, s, f"a size in {_V2_SIZES[kind]} for kind {kind!r}", UnknownDataTypeError)
     if unit is not None and kind not in "mM":
-        raise _err(key, field, s, "units only for datetime64/timedelta64 ('M'/'m')", UnknownDataTypeError)
+        raise field_error(key, field, s, "units only for datetime64/timedelta64 ('M'/'m')", UnknownDataTypeError)
     if unit is not None and unit not in _DATETIME_UNITS[:-1]:
-        raise _err(key, field, s, f"a unit in {_DATETIME_UNITS[:-1]}", UnknownDataTypeError)
+        raise field_error(key, field, s, f"a unit in {_DATETIME_UNITS[:-1]}", UnknownDataTypeError)
     multibyte = kind in "mMU" or (kind in "iufc" and n > 1)
     if multibyte and order == "|":
-        raise _err(key, field, s, "an explicit byte order '<' or '>' for a multi-byte type",
-                   UnknownDataTypeError)
+        raise field_error(key, field, s, "an explicit byte order '<' or '>' for a multi-byte type",
+                          UnknownDataTypeError)
     try:
         return np.dtype(s)
     except TypeError:
-        raise _err(key, field, s, expected, UnknownDataTypeError) from None
+        raise field_error(key, field, s, expected, UnknownDataTypeError) from None
 
 
 def dtype_to_v2(dtype: Any) -> str | list:
@@ -478,11 +478,11 @@ def vlen_fill_value_v2(value: Any, dtype: Any, filters: Any, *, key: str = ".zar
     kind = _V2_VLEN_DTYPES.get(_first_filter_id(filters) or "")
     if kind is None:
         return value
-    if value is None or (_is_int(value) and value == 0):
+    if value is None or (is_json_int(value) and value == 0):
         return "" if kind == "string" else b""
     if kind == "string":
         if not isinstance(value, str):
-            raise _err(key, field, value, 'a string (or null / the legacy 0) for "|O" with vlen-utf8')
+            raise field_error(key, field, value, 'a string (or null / the legacy 0) for "|O" with vlen-utf8')
         return value
     if isinstance(value, (bytes, bytearray)):
         return bytes(value)
@@ -530,7 +530,7 @@ def normalize_fill_value(value: Any, dtype: Any, *, key: str = "<fill_value>",
         return None
     if isinstance(dtype, np.dtypes.StringDType):
         if not isinstance(value, str):
-            raise _err(key, field, value, "a str for StringDType")
+            raise field_error(key, field, value, "a str for StringDType")
         return str(value)
     dtype = np.dtype(dtype)
     k = dtype.kind
@@ -543,27 +543,27 @@ def normalize_fill_value(value: Any, dtype: Any, *, key: str = "<fill_value>",
     if k == "b":
         if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
             return np.bool_(bool(value))
-        raise _err(key, field, value, "a boolean for bool")
+        raise field_error(key, field, value, "a boolean for bool")
     if k in "iu":
         if isinstance(value, (bool, np.bool_)):
-            raise _err(key, field, value, f"an integer for {dtype}")
+            raise field_error(key, field, value, f"an integer for {dtype}")
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
         if isinstance(value, (int, np.integer)):
             return _decode_int(int(value), dtype, key, field)
-        raise _err(key, field, value, f"an integer for {_native(dtype).name}")
+        raise field_error(key, field, value, f"an integer for {_native(dtype).name}")
     if k in "fc":
         ok = (int, float, np.integer, np.floating) + ((complex, np.complexfloating) if k == "c" else ())
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, ok):
-            raise _err(key, field, value, f"a number for {_native(dtype).name}")
+            raise field_error(key, field, value, f"a number for {_native(dtype).name}")
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 return _native(dtype).type(value)
         except OverflowError:
-            raise _err(key, field, value, f"a number representable as {_native(dtype).name}") from None
+            raise field_error(key, field, value, f"a number representable as {_native(dtype).name}") from None
     if k in "mM":
         if isinstance(value, (bool, np.bool_)):
-            raise _err(key, field, value, f"a {dtype} value or integer")
+            raise field_error(key, field, value, f"a {dtype} value or integer")
         if isinstance(value, (int, np.integer)):
             return _decode_time(int(value), dtype, key, field)
         want = np.datetime64 if k == "M" else np.timedelta64
@@ -573,16 +573,16 @@ def normalize_fill_value(value: Any, dtype: Any, *, key: str = "<fill_value>",
                     np.array(value, dtype=_native(dtype))[()]
             except (ValueError, TypeError):
                 pass
-        raise _err(key, field, value, f"a {dtype} value or integer")
+        raise field_error(key, field, value, f"a {dtype} value or integer")
     if k == "S":
         if isinstance(value, str):
             try:
                 value = value.encode("ascii")
             except UnicodeEncodeError:
-                raise _err(key, field, value, f"ASCII text or bytes for {dtype}") from None
+                raise field_error(key, field, value, f"ASCII text or bytes for {dtype}") from None
         if isinstance(value, (bytes, bytearray, np.bytes_)):
             return _decode_fixed_bytes(bytes(value), dtype, key, field, value)
-        raise _err(key, field, value, f"bytes of at most {dtype.itemsize} for {dtype}")
+        raise field_error(key, field, value, f"bytes of at most {dtype.itemsize} for {dtype}")
     if k == "U":
         return _decode_str(value, dtype, key, field)
     if k == "V":
@@ -590,9 +590,9 @@ def normalize_fill_value(value: Any, dtype: Any, *, key: str = "<fill_value>",
             value = value.tobytes()
         if isinstance(value, (bytes, bytearray)):
             return _void_from_bytes(bytes(value), dtype, key, field, value)
-        raise _err(key, field, value, f"{dtype.itemsize} bytes for {dtype}")
-    raise _err(key, field, value, f"a value of a supported dtype (got dtype {dtype})",  # pragma: no cover
-               UnknownDataTypeError)
+        raise field_error(key, field, value, f"{dtype.itemsize} bytes for {dtype}")
+    raise field_error(key, field, value, f"a value of a supported dtype (got dtype {dtype})",  # pragma: no cover
+                      UnknownDataTypeError)
 
 
 def _normalize_structured(value: Any, dtype: np.dtype, key: str, field: str) -> np.void:
@@ -603,14 +603,14 @@ def _normalize_structured(value: Any, dtype: np.dtype, key: str, field: str) -> 
     arr = np.zeros((), dtype=dtype)
     if isinstance(value, dict):
         if set(value) != set(dtype.names):
-            raise _err(key, field, value, f"an object with exactly the fields {list(dtype.names)}")
+            raise field_error(key, field, value, f"an object with exactly the fields {list(dtype.names)}")
         for name in dtype.names:
             sub = dtype.fields[name][0]
             if sub.subdtype is not None:
                 try:
                     arr[name] = value[name]
                 except (ValueError, TypeError):
-                    raise _err(key, f"{field}.{name}", value[name], f"a value for {sub}") from None
+                    raise field_error(key, f"{field}.{name}", value[name], f"a value for {sub}") from None
             else:
                 arr[name] = normalize_fill_value(value[name], sub, key=key, field=f"{field}.{name}")
         return np.frombuffer(arr.tobytes(), dtype=dtype)[0]
@@ -618,9 +618,9 @@ def _normalize_structured(value: Any, dtype: np.dtype, key: str, field: str) -> 
         try:
             arr[()] = tuple(value)
         except (ValueError, TypeError, OverflowError):
-            raise _err(key, field, value, f"a tuple of field values for {dtype}") from None
+            raise field_error(key, field, value, f"a tuple of field values for {dtype}") from None
         return np.frombuffer(arr.tobytes(), dtype=dtype)[0]
-    raise _err(key, field, value, f"a structured value (np.void, tuple, dict or bytes) for {dtype}")
+    raise field_error(key, field, value, f"a structured value (np.void, tuple, dict or bytes) for {dtype}")
 
 
 def fill_values_equal(a: Any, b: Any) -> bool:
@@ -652,21 +652,21 @@ def decode_fill_value_v2(doc: Any, dtype: Any, *, key: str = ".zarray", field: s
     if k == "O":
         return doc
     if k == "V":  # raw void and structured: base64, or legacy 0 = zero bytes
-        if _is_int(doc) and doc == 0:
+        if is_json_int(doc) and doc == 0:
             return np.frombuffer(bytes(dtype.itemsize), dtype=dtype)[0]
         b = _b64decode(doc, key, field, f"{dtype} (or 0 for zero bytes)")
         return _void_from_bytes(b, dtype, key, field, doc)
     if k == "S":
-        if _is_int(doc) and doc == 0:
+        if is_json_int(doc) and doc == 0:
             return np.bytes_(b"")
         b = _b64decode(doc, key, field, f"{dtype} (or 0 for zero bytes)")
         return _decode_fixed_bytes(b, dtype, key, field, doc)
     if k == "U":
         return _decode_str(doc, dtype, key, field)
     if k == "b":
-        if isinstance(doc, bool) or (_is_int(doc) and doc in (0, 1)):
+        if isinstance(doc, bool) or (is_json_int(doc) and doc in (0, 1)):
             return np.bool_(bool(doc))
-        raise _err(key, field, doc, "true or false for bool")
+        raise field_error(key, field, doc, "true or false for bool")
     if k in "iu":
         return _decode_int(doc, dtype, key, field, lenient=True)
     if k == "f":
@@ -677,12 +677,12 @@ def decode_fill_value_v2(doc: Any, dtype: Any, *, key: str = ".zarray", field: s
             re_ = _decode_float(doc[0], comp, key, f"{field}[0]", allow_hex=False)
             im_ = _decode_float(doc[1], comp, key, f"{field}[1]", allow_hex=False)
             return _complex(re_, im_, dtype)
-        if _is_int(doc) or isinstance(doc, float):  # a real number (zarr-python 2 wrote these)
+        if is_json_int(doc) or isinstance(doc, float):  # a real number (zarr-python 2 wrote these)
             return _complex(_decode_float(doc, comp, key, field, allow_hex=False), comp.type(0), dtype)
-        raise _err(key, field, doc, f"a list [re, im] for {_native(dtype).name}")
+        raise field_error(key, field, doc, f"a list [re, im] for {_native(dtype).name}")
     if k in "mM":
         return _decode_time(doc, dtype, key, field)
-    raise _err(key, field, doc, f"a fill value for {dtype}")  # pragma: no cover
+    raise field_error(key, field, doc, f"a fill value for {dtype}")  # pragma: no cover
 
 
 def _complex(re_: np.floating, im_: np.floating, dtype: np.dtype) -> np.complexfloating:
@@ -756,68 +756,68 @@ def parse_data_type_v3(doc: Any, *, key: str = "zarr.json", field: str = "data_t
 
 
 def _config(doc: dict, name: str, key: str, field: str, required: tuple[str, ...]) -> dict:
-    conf = doc.get("configuration", _MISSING)
-    if conf is _MISSING or not isinstance(conf, dict):
-        raise _err(key, f"{field}.configuration", conf,
-                   f"an object with {list(required)} for data type {name!r}")
+    conf = doc.get("configuration", MISSING)
+    if conf is MISSING or not isinstance(conf, dict):
+        raise field_error(key, f"{field}.configuration", conf,
+                          f"an object with {list(required)} for data type {name!r}")
     for r in required:
         if r not in conf:
-            raise _err(key, f"{field}.configuration.{r}", _MISSING, f"a value (required for {name!r})")
+            raise field_error(key, f"{field}.configuration.{r}", MISSING, f"a value (required for {name!r})")
     extra = set(conf) - set(required)
     if extra:
-        raise _err(key, f"{field}.configuration", conf,
-                   f"only the keys {list(required)} for data type {name!r} (unknown: {sorted(extra)})")
+        raise field_error(key, f"{field}.configuration", conf,
+                          f"only the keys {list(required)} for data type {name!r} (unknown: {sorted(extra)})")
     return conf
 
 
 def _length_bytes(conf: dict, name: str, key: str, field: str, multiple: int = 1) -> int:
     n = conf["length_bytes"]
-    if not _is_int(n) or n < 1 or n % multiple:
+    if not is_json_int(n) or n < 1 or n % multiple:
         what = "a positive integer" + (f" multiple of {multiple}" if multiple > 1 else "")
-        raise _err(key, f"{field}.configuration.length_bytes", n, f"{what} for {name!r}")
+        raise field_error(key, f"{field}.configuration.length_bytes", n, f"{what} for {name!r}")
     return check_itemsize(n, key, f"{field}.configuration.length_bytes", n)
 
 
 def _parse_v3(doc: Any, key: str, field: str, depth: int = 0) -> _V3Type:
     """Parse a v3 ``data_type`` value; ``depth`` is how many structs enclose it."""
     if isinstance(doc, dict):
-        name = doc.get("name", _MISSING)
+        name = doc.get("name", MISSING)
         if not isinstance(name, str):
-            raise _err(key, f"{field}.name", name, "a data type name string")
+            raise field_error(key, f"{field}.name", name, "a data type name string")
         extra = set(doc) - {"name", "configuration", "must_understand"}
         if extra:
-            raise _err(key, field, doc, f"an object with name and configuration (unknown keys: {sorted(extra)})")
+            raise field_error(key, field, doc, f"an object with name and configuration (unknown keys: {sorted(extra)})")
         if doc.get("must_understand", True) is not True:
-            raise _err(key, f"{field}.must_understand", doc["must_understand"],
-                       "true or absent (v3-core: must_understand=false is not supported for data types)")
+            raise field_error(key, f"{field}.must_understand", doc["must_understand"],
+                              "true or absent (v3-core: must_understand=false is not supported for data types)")
     elif isinstance(doc, str):
         name = doc
         doc = {"name": name}
     else:
-        raise _err(key, field, doc, "a data type name string or an object with \"name\"")
+        raise field_error(key, field, doc, "a data type name string or an object with \"name\"")
 
     if name in _CORE_V3 or re.fullmatch(r"r\d{1,19}", name):
         if "configuration" in doc and doc["configuration"] not in ({},):
-            raise _err(key, f"{field}.configuration", doc["configuration"],
-                       f"no configuration for data type {name!r}")
+            raise field_error(key, f"{field}.configuration", doc["configuration"],
+                              f"no configuration for data type {name!r}")
         if name in _CORE_V3:
             return _V3Type(_CORE_V3[name], np.dtype(name))
         bits = int(name[1:])
         if bits < 8 or bits % 8:
-            raise _err(key, field, name, "raw bits r<N> with N a positive multiple of 8",
-                       UnknownDataTypeError)
+            raise field_error(key, field, name, "raw bits r<N> with N a positive multiple of 8",
+                              UnknownDataTypeError)
         return _V3Type("raw_bits", np.dtype(f"V{check_itemsize(bits // 8, key, field, name)}"))
     if name in ("numpy.datetime64", "numpy.timedelta64"):
         conf = _config(doc, name, key, field, ("unit", "scale_factor"))
         unit, scale = conf["unit"], conf["scale_factor"]
         if unit not in _DATETIME_UNITS:
-            raise _err(key, f"{field}.configuration.unit", unit, f"one of {list(_DATETIME_UNITS)}")
-        if not _is_int(scale) or not 1 <= scale <= 2**31 - 1:
-            raise _err(key, f"{field}.configuration.scale_factor", scale, "an integer in [1, 2147483647]")
+            raise field_error(key, f"{field}.configuration.unit", unit, f"one of {list(_DATETIME_UNITS)}")
+        if not is_json_int(scale) or not 1 <= scale <= 2**31 - 1:
+            raise field_error(key, f"{field}.configuration.scale_factor", scale, "an integer in [1, 2147483647]")
         code = "M8" if name == "numpy.datetime64" else "m8"
         if unit == "generic":
             if scale != 1:
-                raise _err(key, f"{field}.configuration.scale_factor", scale, "1 for the generic unit")
+                raise field_error(key, f"{field}.configuration.scale_factor", scale, "1 for the generic unit")
             return _V3Type("time", np.dtype(code))
         return _V3Type("time", np.dtype(f"{code}[{scale if scale != 1 else ''}{unit}]"))
     if name == "fixed_length_utf32":
@@ -835,8 +835,8 @@ def _parse_v3(doc: Any, key: str, field: str, depth: int = 0) -> _V3Type:
         return _V3Type("string", np.dtypes.StringDType())
     if name in ("bytes", "variable_length_bytes"):
         return _V3Type("bytes", np.dtype(object))
-    raise _err(key, field, name if doc == {"name": name} else doc,
-               f"a known data type ({', '.join(_KNOWN_V3)})", UnknownDataTypeError)
+    raise field_error(key, field, name if doc == {"name": name} else doc,
+                      f"a known data type ({', '.join(_KNOWN_V3)})", UnknownDataTypeError)
 
 
 def _parse_struct_v3(doc: dict, name: str, key: str, field: str, depth: int) -> _V3Type:
@@ -845,27 +845,27 @@ def _parse_struct_v3(doc: dict, name: str, key: str, field: str, depth: int) -> 
     raw_fields = conf["fields"]
     ffield = f"{field}.configuration.fields"
     if not isinstance(raw_fields, list) or not raw_fields:
-        raise _err(key, ffield, raw_fields, "a non-empty list of fields")
+        raise field_error(key, ffield, raw_fields, "a non-empty list of fields")
     parsed: list[tuple[str, _V3Type]] = []
     seen: set[str] = set()
     for i, f in enumerate(raw_fields):
         fi = f"{ffield}[{i}]"
         if isinstance(f, dict):
             if set(f) != {"name", "data_type"}:
-                raise _err(key, fi, f, "an object with exactly \"name\" and \"data_type\"")
+                raise field_error(key, fi, f, "an object with exactly \"name\" and \"data_type\"")
             fname, fdt, dt_field = f["name"], f["data_type"], f"{fi}.data_type"
         elif isinstance(f, list) and len(f) == 2:  # legacy "structured" tuple form
             fname, fdt, dt_field = f[0], f[1], f"{fi}[1]"
         else:
-            raise _err(key, fi, f, '{"name": ..., "data_type": ...} or a legacy [name, data_type] pair')
+            raise field_error(key, fi, f, '{"name": ..., "data_type": ...} or a legacy [name, data_type] pair')
         if not isinstance(fname, str) or not fname:
-            raise _err(key, fi, fname, "a non-empty field name string")
+            raise field_error(key, fi, fname, "a non-empty field name string")
         if fname in seen:
-            raise _err(key, fi, fname, "unique field names (data-types-struct.md)")
+            raise field_error(key, fi, fname, "unique field names (data-types-struct.md)")
         seen.add(fname)
         sub = _parse_v3(fdt, key, dt_field, depth)
         if sub.form in ("string", "bytes"):
-            raise _err(key, dt_field, fdt, "a fixed-size data type (variable-length types are not allowed in a struct)")
+            raise field_error(key, dt_field, fdt, "a fixed-size data type (variable-length types are not allowed in a struct)")
         parsed.append((fname, sub))
     dtype = _struct_dtype([(n, t.dtype) for n, t in parsed], key, field, doc)
     return _V3Type(name, dtype, tuple(parsed))
@@ -930,7 +930,7 @@ def _v3_type_for(dtype: Any, data_type: Any, key: str) -> _V3Type:
     t = _parse_v3(data_type, key, "data_type")
     if dtype is not None and not isinstance(dtype, np.dtypes.StringDType) and np.dtype(dtype) != t.dtype \
             and _native(np.dtype(dtype)) != t.dtype:
-        raise _err(key, "data_type", data_type, f"a data type matching numpy dtype {dtype}")
+        raise field_error(key, "data_type", data_type, f"a data type matching numpy dtype {dtype}")
     return t
 
 
@@ -964,10 +964,10 @@ def decode_fill_value_v3(doc: Any, dtype: Any, *, key: str = "zarr.json", field:
 def _decode_v3(doc: Any, t: _V3Type, key: str, field: str) -> Any:
     dtype, form = t.dtype, t.form
     if doc is None:
-        raise _err(key, field, doc, f"a fill value for data type {dtype} (null is not permitted in v3)")
+        raise field_error(key, field, doc, f"a fill value for data type {dtype} (null is not permitted in v3)")
     if form == "bool":
         if not isinstance(doc, bool):
-            raise _err(key, field, doc, "true or false for bool")
+            raise field_error(key, field, doc, "true or false for bool")
         return np.bool_(doc)
     if form == "int":
         return _decode_int(doc, dtype, key, field)
@@ -975,7 +975,7 @@ def _decode_v3(doc: Any, t: _V3Type, key: str, field: str) -> Any:
         return _decode_float(doc, dtype, key, field, allow_hex=True)
     if form == "complex":
         if not isinstance(doc, list) or len(doc) != 2:
-            raise _err(key, field, doc, f"a two-element list [re, im] for {dtype.name}")
+            raise field_error(key, field, doc, f"a two-element list [re, im] for {dtype.name}")
         comp = np.dtype(f"f{dtype.itemsize // 2}")
         return _complex(_decode_float(doc[0], comp, key, f"{field}[0]", allow_hex=True),
                         _decode_float(doc[1], comp, key, f"{field}[1]", allow_hex=True), dtype)
@@ -994,7 +994,7 @@ def _decode_v3(doc: Any, t: _V3Type, key: str, field: str) -> Any:
     if form in ("struct", "structured"):
         if isinstance(doc, dict):
             if set(doc) != set(dtype.names):
-                raise _err(key, field, doc, f"an object with exactly the fields {list(dtype.names)}")
+                raise field_error(key, field, doc, f"an object with exactly the fields {list(dtype.names)}")
             arr = np.zeros((), dtype=dtype)
             for name, sub in t.fields:
                 arr[name] = _decode_v3(doc[name], sub, key, f"{field}.{name}")
@@ -1003,12 +1003,12 @@ def _decode_v3(doc: Any, t: _V3Type, key: str, field: str) -> Any:
             b = _b64decode(doc, key, field, f"{dtype} (object of field values or base64)")
             le = _void_from_bytes(b, dtype.newbyteorder("<"), key, field, doc)
             return np.frombuffer(np.asarray(le).astype(dtype).tobytes(), dtype=dtype)[0]
-        raise _err(key, field, doc, f"an object of field values for {dtype}")
+        raise field_error(key, field, doc, f"an object of field values for {dtype}")
     if form == "string":
         if not isinstance(doc, str):
-            raise _err(key, field, doc, "a string for data type 'string'")
+            raise field_error(key, field, doc, "a string for data type 'string'")
         return doc
-    raise _err(key, field, doc, f"a fill value for {dtype}")  # pragma: no cover
+    raise field_error(key, field, doc, f"a fill value for {dtype}")  # pragma: no cover
 
 
 def encode_fill_value_v3(value: Any, dtype: Any, *, data_type: Any = None) -> Any:
@@ -1021,7 +1021,7 @@ def encode_fill_value_v3(value: Any, dtype: Any, *, data_type: Any = None) -> An
     """
     t = _v3_type_for(dtype, data_type, "<data_type>")
     if value is None:
-        raise _err("<fill_value>", "fill_value", value, "a fill value (null is not permitted in v3)")
+        raise field_error("<fill_value>", "fill_value", value, "a fill value (null is not permitted in v3)")
     return _encode_v3(value, t)
 
 
@@ -1033,7 +1033,7 @@ def _encode_v3(value: Any, t: _V3Type) -> Any:
         if isinstance(value, str):
             value = value.encode()
         if not isinstance(value, (bytes, bytearray, np.bytes_)):
-            raise _err("<fill_value>", "fill_value", value, "bytes for data type 'bytes'")
+            raise field_error("<fill_value>", "fill_value", value, "bytes for data type 'bytes'")
         return _b64encode(bytes(value))
     v = normalize_fill_value(value, dtype)
     if form == "bool":
@@ -1058,4 +1058,4 @@ def _encode_v3(value: Any, t: _V3Type) -> Any:
         return _b64encode(np.asarray(v, dtype=dtype).astype(dtype.newbyteorder("<")).tobytes())
     if form == "struct":
         return {name: _encode_v3(v[name], sub) for name, sub in t.fields}
-    raise _err("<fill_value>", "fill_value", value, f"a fill value for {dtype}")  # pragma: no cover
+    raise field_error("<fill_value>", "fill_value", value, f"a fill value for {dtype}")  # pragma: no cover
