@@ -50,12 +50,12 @@ import numpy as np
 from ..errors import InvalidKeyError, MetadataError
 from .json_checks import MISSING, Text, field_error, is_json_int, require_dict
 from .dtypes import (
-    _parse_v3,
     data_type_to_v3,
     decode_fill_value_v3,
     encode_fill_value_v3,
     fill_values_equal,
     normalize_fill_value,
+    resolve_data_type_v3,
 )
 from .limits import MAX_EXTENT, MAX_RANK, check_chunk_bytes, parse_shape
 
@@ -442,7 +442,7 @@ class ArrayMetadataV3:
         if doc["node_type"] != "array":
             raise field_error(key, "node_type", doc["node_type"], '"array"')
         shape = parse_shape(doc["shape"], key, "shape", minimum=0)
-        dt = _parse_v3(doc["data_type"], key, "data_type")
+        dt = resolve_data_type_v3(doc["data_type"], key=key)
         grid_name, chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
         if len(chunk_shape) != len(shape):
             field = _RECT if grid_name == "rectilinear" else "chunk_grid.configuration.chunk_shape"
@@ -450,7 +450,7 @@ class ArrayMetadataV3:
                 f"{key}: field {field!r}: found {_grid_text(chunk_shape)} "
                 f"(rank {len(chunk_shape)}), expected the rank of 'shape' {list(shape)} ({len(shape)})")
         cke = ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"], key=key)
-        fill = decode_fill_value_v3(doc["fill_value"], dt.dtype, key=key, data_type=doc["data_type"])
+        fill = dt.decode_fill_v3(doc["fill_value"], key, "fill_value")
         codecs = doc["codecs"]
         if not isinstance(codecs, list) or not codecs:
             raise field_error(key, "codecs", codecs,
@@ -483,7 +483,7 @@ class ArrayMetadataV3:
         src = self._source
         if src is not None and "data_type" in src:
             try:
-                if _parse_v3(src["data_type"], "zarr.json", "data_type").dtype == self.data_type:
+                if resolve_data_type_v3(src["data_type"]).dtype == self.data_type:
                     return src["data_type"], True
             except MetadataError:  # pragma: no cover - the source was validated
                 pass
