@@ -29,7 +29,7 @@ from zarrdask.metadata.dtypes import (
     parse_dtype_v2,
     vlen_fill_value_v2,
 )
-from zarrdask.metadata.dtypes.base import configuration, length_bytes
+from zarrdask.metadata.dtypes.base import configured_length
 from zarrdask.metadata.dtypes.boolean import Bool
 from zarrdask.metadata.dtypes.complexes import Complex
 from zarrdask.metadata.dtypes.fixed_bytes import NullTerminatedBytes
@@ -191,8 +191,7 @@ class Ascii(DataType):
 
     @classmethod
     def from_v3(cls, name, doc, key, field, types, depth):
-        conf = configuration(doc, name, key, field, ("length_bytes",))
-        return cls(np.dtype(f"S{length_bytes(conf, name, key, field)}"))
+        return cls(np.dtype(f"S{configured_length(doc, name, key, field)}"))
 
     def to_v3(self, struct_name=None):
         return {"name": "ascii", "configuration": {"length_bytes": self.dtype.itemsize}}

@@ -38,7 +38,8 @@ from ..json_checks import MISSING, field_error, is_json_int
 from ..limits import check_itemsize
 from .typestr import Typestr, split_typestr
 
-__all__ = ["DataType", "DataTypes", "configuration", "length_bytes", "native", "no_configuration"]
+__all__ = ["CoreType", "DataType", "DataTypes", "configuration", "configured_length", "native",
+           "no_configuration"]
 
 
 class DataTypes(Protocol):
@@ -205,6 +206,23 @@ class DataType(ABC):
         """The v3 JSON of a normalized fill value."""
 
 
+class CoreType(DataType):
+    """A numeric core type of ``zarr-specs/v3-data-types.rst`` (bool, integers, floats,
+    complex): named as numpy names its dtype, without configuration, zero by default,
+    and a numpy scalar of exactly its dtype is a fill value as it is."""
+
+    EXACT_SCALARS = True
+    __slots__ = ()
+
+    @classmethod
+    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> DataType:
+        no_configuration(name, doc, key, field)
+        return cls(np.dtype(name))
+
+    def default_fill(self) -> np.generic:
+        return native(self.dtype).type(0)
+
+
 # --------------------------------------------------------------------------- shared checks
 
 
@@ -247,9 +265,10 @@ def configuration(doc: dict, name: str, key: str, field: str, required: tuple[st
     return conf
 
 
-def length_bytes(conf: dict, name: str, key: str, field: str, multiple: int = 1) -> int:
-    """The ``length_bytes`` of a configuration: a positive multiple of ``multiple`` numpy can represent."""
-    n = conf["length_bytes"]
+def configured_length(doc: dict, name: str, key: str, field: str, multiple: int = 1) -> int:
+    """The ``length_bytes`` of data type ``name``'s configuration (its only key): a positive
+    multiple of ``multiple`` numpy can represent."""
+    n = configuration(doc, name, key, field, ("length_bytes",))["length_bytes"]
     if not is_json_int(n) or n < 1 or n % multiple:
         what = "a positive integer" + (f" multiple of {multiple}" if multiple > 1 else "")
         raise field_error(key, f"{field}.configuration.length_bytes", n, f"{what} for {name!r}")

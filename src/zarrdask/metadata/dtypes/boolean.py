@@ -14,31 +14,22 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes, native, no_configuration
+from .base import CoreType
 
 __all__ = ["Bool"]
 
 
-class Bool(DataType):
+class Bool(CoreType):
     """``bool`` ↔ numpy ``bool``."""
 
     V3_CORE_NAMES = ("bool",)
     V2_KINDS = ("b",)
     NUMPY_KINDS = ("b",)
     V2_SIZES = (1,)
-    EXACT_SCALARS = True
     __slots__ = ()
-
-    @classmethod
-    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> Bool:
-        no_configuration(name, doc, key, field)
-        return cls(np.dtype(name))
 
     def to_v3(self, struct_name: str | None = None) -> str:
         return "bool"
-
-    def default_fill(self) -> np.bool_:
-        return native(self.dtype).type(0)
 
     def coerce_fill(self, value: Any, key: str, field: str) -> np.bool_:
         if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):

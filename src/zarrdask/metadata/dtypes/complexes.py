@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes, native, no_configuration
+from .base import CoreType, native
 from .floats import coerce_number, decode_float, encode_float
 
 __all__ = ["Complex"]
@@ -27,20 +27,14 @@ def _complex(re_: np.floating, im_: np.floating, dtype: np.dtype) -> np.complexf
     return np.array([re_, im_], dtype=re_.dtype).view(native(dtype))[0]
 
 
-class Complex(DataType):
+class Complex(CoreType):
     """``complex64`` / ``complex128`` ↔ numpy ``c8`` / ``c16``."""
 
     V3_CORE_NAMES = ("complex64", "complex128")
     V2_KINDS = ("c",)
     NUMPY_KINDS = ("c",)
     V2_SIZES = (8, 16)
-    EXACT_SCALARS = True
     __slots__ = ()
-
-    @classmethod
-    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> Complex:
-        no_configuration(name, doc, key, field)
-        return cls(np.dtype(name))
 
     def to_v3(self, struct_name: str | None = None) -> str:
         n = self.dtype.itemsize
@@ -51,9 +45,6 @@ class Complex(DataType):
     @property
     def _part(self) -> np.dtype:
         return np.dtype(f"f{self.dtype.itemsize // 2}")
-
-    def default_fill(self) -> np.complexfloating:
-        return native(self.dtype).type(0)
 
     def coerce_fill(self, value: Any, key: str, field: str) -> np.complexfloating:
         types = (int, float, np.integer, np.floating, complex, np.complexfloating)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes, configuration, length_bytes
+from .base import DataType, DataTypes, configured_length
 from .binary import b64decode, b64encode, bytes_from_json
 
 __all__ = ["NullTerminatedBytes"]
@@ -39,8 +39,7 @@ class NullTerminatedBytes(DataType):
     @classmethod
     def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes,
                 depth: int) -> NullTerminatedBytes:
-        conf = configuration(doc, name, key, field, ("length_bytes",))
-        return cls(np.dtype(f"S{length_bytes(conf, name, key, field)}"))
+        return cls(np.dtype(f"S{configured_length(doc, name, key, field)}"))
 
     @classmethod
     def v2_byte_order_required(cls, size: int) -> bool:

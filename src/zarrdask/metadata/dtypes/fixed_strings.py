@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error
-from .base import DataType, DataTypes, configuration, length_bytes
+from .base import DataType, DataTypes, configured_length
 
 __all__ = ["FixedLengthUTF32"]
 
@@ -38,8 +38,7 @@ class FixedLengthUTF32(DataType):
 
     @classmethod
     def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> FixedLengthUTF32:
-        conf = configuration(doc, name, key, field, ("length_bytes",))
-        return cls(np.dtype(f"U{length_bytes(conf, name, key, field, 4) // 4}"))
+        return cls(np.dtype(f"U{configured_length(doc, name, key, field, 4) // 4}"))
 
     @classmethod
     def v2_byte_order_required(cls, size: int) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes, native, no_configuration
+from .base import CoreType, native
 
 __all__ = ["Float", "coerce_number", "decode_float", "encode_float"]
 
@@ -86,29 +86,20 @@ def coerce_number(value: Any, dtype: np.dtype, key: str, field: str, types: tupl
         raise field_error(key, field, value, f"a number representable as {native(dtype).name}") from None
 
 
-class Float(DataType):
+class Float(CoreType):
     """``float16`` / ``float32`` / ``float64`` ↔ numpy ``f2`` / ``f4`` / ``f8``."""
 
     V3_CORE_NAMES = ("float16", "float32", "float64")
     V2_KINDS = ("f",)
     NUMPY_KINDS = ("f",)
     V2_SIZES = (2, 4, 8)
-    EXACT_SCALARS = True
     __slots__ = ()
-
-    @classmethod
-    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> Float:
-        no_configuration(name, doc, key, field)
-        return cls(np.dtype(name))
 
     def to_v3(self, struct_name: str | None = None) -> str:
         n = self.dtype.itemsize
         if n not in (2, 4, 8):  # long double
             raise self.unrepresentable_v3()
         return f"float{8 * n}"
-
-    def default_fill(self) -> np.floating:
-        return native(self.dtype).type(0)
 
     def coerce_fill(self, value: Any, key: str, field: str) -> np.floating:
         return coerce_number(value, self.dtype, key, field, (int, float, np.integer, np.floating))

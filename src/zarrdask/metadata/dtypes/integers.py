@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes, native, no_configuration
+from .base import CoreType, native
 
 __all__ = ["Integer"]
 
@@ -33,29 +33,20 @@ def _decode_int(value: Any, dtype: np.dtype, key: str, field: str, *, lenient: b
     return native(dtype).type(value)
 
 
-class Integer(DataType):
+class Integer(CoreType):
     """``int8`` … ``uint64`` ↔ numpy ``i1`` … ``u8``."""
 
     V3_CORE_NAMES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
     V2_KINDS = ("i", "u")
     NUMPY_KINDS = ("i", "u")
     V2_SIZES = (1, 2, 4, 8)
-    EXACT_SCALARS = True
     __slots__ = ()
-
-    @classmethod
-    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> Integer:
-        no_configuration(name, doc, key, field)
-        return cls(np.dtype(name))
 
     def to_v3(self, struct_name: str | None = None) -> str:
         k, n = self.dtype.kind, self.dtype.itemsize
         if n not in (1, 2, 4, 8):  # pragma: no cover - numpy has no other integer sizes
             raise self.unrepresentable_v3()
         return f"{'u' if k == 'u' else ''}int{8 * n}"
-
-    def default_fill(self) -> np.integer:
-        return native(self.dtype).type(0)
 
     def coerce_fill(self, value: Any, key: str, field: str) -> np.integer:
         if isinstance(value, (bool, np.bool_)):

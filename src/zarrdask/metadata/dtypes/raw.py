@@ -20,14 +20,30 @@ import numpy as np
 from ...errors import UnknownDataTypeError
 from ..json_checks import field_error
 from ..limits import check_itemsize
-from .base import DataType, DataTypes, configuration, length_bytes, no_configuration
+from .base import DataType, DataTypes, configured_length, no_configuration
 from .binary import b64encode, bytes_from_json, void_from_bytes, void_from_v2, void_to_b64, zero_void
 
-__all__ = ["RawBits", "RawBytes"]
+__all__ = ["RawBits", "RawBytes", "VoidType"]
 
 
-class _Raw(DataType):
-    """The fill values both raw forms share; the v3 fill value's JSON form is each one's own."""
+class VoidType(DataType):
+    """What numpy void types (raw and structured) share: all zero bytes by default; in v2,
+    base64 of the bytes as stored (or zarr-python 2's legacy ``0``)."""
+
+    __slots__ = ()
+
+    def default_fill(self) -> np.void:
+        return zero_void(self.dtype)
+
+    def fill_from_v2(self, doc: Any, key: str, field: str) -> np.void:
+        return void_from_v2(doc, self.dtype, key, field)
+
+    def fill_to_v2(self, value: Any) -> str:
+        return void_to_b64(value, self.dtype)
+
+
+class _Raw(VoidType):
+    """What both raw forms share; the v3 fill value's JSON form is each one's own."""
 
     V2_UNIT_BYTES = 1
     __slots__ = ()
@@ -36,21 +52,12 @@ class _Raw(DataType):
     def v2_byte_order_required(cls, size: int) -> bool:
         return False  # bytes have no byte order
 
-    def default_fill(self) -> np.void:
-        return zero_void(self.dtype)
-
     def coerce_fill(self, value: Any, key: str, field: str) -> np.void:
         if isinstance(value, np.void):
             value = value.tobytes()
         if isinstance(value, (bytes, bytearray)):
             return void_from_bytes(bytes(value), self.dtype, key, field, value)
         raise field_error(key, field, value, f"{self.dtype.itemsize} bytes for {self.dtype}")
-
-    def fill_from_v2(self, doc: Any, key: str, field: str) -> np.void:
-        return void_from_v2(doc, self.dtype, key, field)
-
-    def fill_to_v2(self, value: Any) -> str:
-        return void_to_b64(value, self.dtype)
 
     def fill_from_v3(self, doc: Any, key: str, field: str) -> np.void:
         return void_from_bytes(bytes_from_json(doc, self.dtype, key, field), self.dtype, key, field, doc)
@@ -66,8 +73,7 @@ class RawBytes(_Raw):
 
     @classmethod
     def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> RawBytes:
-        conf = configuration(doc, name, key, field, ("length_bytes",))
-        return cls(np.dtype(f"V{length_bytes(conf, name, key, field)}"))
+        return cls(np.dtype(f"V{configured_length(doc, name, key, field)}"))
 
     def to_v3(self, struct_name: str | None = None) -> dict:
         return {"name": "raw_bytes", "configuration": {"length_bytes": self.dtype.itemsize}}

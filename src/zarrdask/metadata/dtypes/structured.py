@@ -32,7 +32,8 @@ from ...errors import UnknownDataTypeError
 from ..json_checks import Text, field_error
 from ..limits import MAX_STRUCT_DEPTH, check_itemsize, parse_shape
 from .base import DataType, DataTypes, configuration
-from .binary import b64decode, b64encode, void_from_bytes, void_from_v2, void_to_b64, zero_void
+from .binary import b64decode, b64encode, void_from_bytes
+from .raw import VoidType
 
 __all__ = ["Structured"]
 
@@ -84,7 +85,7 @@ def _v3_field(f: Any, fi: str, key: str) -> tuple[Any, Any, str]:
     raise field_error(key, fi, f, '{"name": ..., "data_type": ...} or a legacy [name, data_type] pair')
 
 
-class Structured(DataType):
+class Structured(VoidType):
     """``struct`` / ``structured`` ↔ numpy dtypes with fields.
 
     ``name`` is the v3 spelling (decides the fill value's v3 form); ``fields``
@@ -187,9 +188,6 @@ class Structured(DataType):
 
     # ------------------------------------------------------------------ fill values
 
-    def default_fill(self) -> np.void:
-        return zero_void(self.dtype)
-
     def coerce_fill(self, value: Any, key: str, field: str) -> np.void:
         dtype = self.dtype
         if isinstance(value, np.void) and value.dtype == dtype:
@@ -217,12 +215,6 @@ class Structured(DataType):
                 raise field_error(key, field, value, f"a tuple of field values for {dtype}") from None
             return np.frombuffer(arr.tobytes(), dtype=dtype)[0]
         raise field_error(key, field, value, f"a structured value (np.void, tuple, dict or bytes) for {dtype}")
-
-    def fill_from_v2(self, doc: Any, key: str, field: str) -> np.void:
-        return void_from_v2(doc, self.dtype, key, field)
-
-    def fill_to_v2(self, value: Any) -> str:
-        return void_to_b64(value, self.dtype)
 
     def fill_from_v3(self, doc: Any, key: str, field: str) -> np.void:
         dtype = self.dtype
