@@ -50,10 +50,17 @@ FAMILIES: tuple[type[DataType], ...] = (
 )
 
 
+#: How many parsed type strings (v3 names, v2 typestrs) a registry remembers.
+_CACHE_SIZE = 256
+
+
 class Registry:
     """Data-type families found by v3 name, v2 typestr kind and numpy dtype kind.
 
-    Two families may not claim the same name or kind (``ValueError``).
+    Two families may not claim the same name or kind (``ValueError``). What a
+    data type *string* parses to is remembered (a consolidated document repeats
+    a few of them many times), so the data types it returns are shared: treat
+    them as immutable.
     """
 
     def __init__(self, families: Iterable[type[DataType]]) -> None:
@@ -76,6 +83,8 @@ class Registry:
                   for n in ((f.V3_PATTERN_TEXT,) if f.V3_NAME_PATTERN else ()) + f.V3_EXTENSION_NAMES]
         #: The known v3 names as errors list them.
         self.known_v3: tuple[str, ...] = tuple(core + others)
+        self._v3_names: dict[str, DataType] = {}
+        self._v2_typestrs: dict[str, np.dtype] = {}
 
     @staticmethod
     def _claim(table: dict, what: str, family: type[DataType], label: str) -> None:
@@ -96,22 +105,26 @@ class Registry:
     def parse_v3(self, doc: Any, key: str, field: str, depth: int = 0) -> DataType:
         """The data type of a v3 ``data_type`` value (a name or an object with ``name``);
         ``depth`` is how many structs enclose it."""
-        if isinstance(doc, dict):
-            name = doc.get("name", MISSING)
-            if not isinstance(name, str):
-                raise field_error(key, f"{field}.name", name, "a data type name string")
-            extra = set(doc) - {"name", "configuration", "must_understand"}
-            if extra:
-                raise field_error(key, field, doc,
-                                  f"an object with name and configuration (unknown keys: {sorted(extra)})")
-            if doc.get("must_understand", True) is not True:
-                raise field_error(key, f"{field}.must_understand", doc["must_understand"],
-                                  "true or absent (v3-core: must_understand=false is not supported for data types)")
-        elif isinstance(doc, str):
-            name = doc
-            doc = {"name": name}
-        else:
+        if isinstance(doc, str):
+            known = self._v3_names.get(doc)
+            if known is not None:
+                return known
+            t = self._parse_v3_object(doc, {"name": doc}, key, field, depth)
+            return _remember(self._v3_names, doc, t)  # a bare name depends on nothing else
+        if not isinstance(doc, dict):
             raise field_error(key, field, doc, "a data type name string or an object with \"name\"")
+        name = doc.get("name", MISSING)
+        if not isinstance(name, str):
+            raise field_error(key, f"{field}.name", name, "a data type name string")
+        extra = set(doc) - {"name", "configuration", "must_understand"}
+        if extra:
+            raise field_error(key, field, doc, f"an object with name and configuration (unknown keys: {sorted(extra)})")
+        if doc.get("must_understand", True) is not True:
+            raise field_error(key, f"{field}.must_understand", doc["must_understand"],
+                              "true or absent (v3-core: must_understand=false is not supported for data types)")
+        return self._parse_v3_object(name, doc, key, field, depth)
+
+    def _parse_v3_object(self, name: str, doc: dict, key: str, field: str, depth: int) -> DataType:
         family = self.family_v3(name)
         if family is None:
             raise field_error(key, field, name if doc == {"name": name} else doc,
@@ -122,11 +135,14 @@ class Registry:
         """The numpy dtype of a v2 ``dtype`` value (typestr or list of fields), byte order as stored;
         ``depth`` is how many structured types enclose it."""
         if isinstance(doc, str):
-            ts = split_typestr(doc, key, field)
-            family = self._v2.get(ts.kind)
-            if family is None:
-                raise ts.error(key, field)
-            return family.from_v2(ts, key, field, self, depth)
+            dtype = self._v2_typestrs.get(doc)
+            if dtype is None:
+                ts = split_typestr(doc, key, field)
+                family = self._v2.get(ts.kind)
+                if family is None:
+                    raise ts.error(key, field)
+                dtype = _remember(self._v2_typestrs, doc, family.from_v2(ts, key, field, self, depth))
+            return dtype
         if isinstance(doc, list) and "fields" in self._v2:
             return self._v2["fields"].from_v2(doc, key, field, self, depth)
         raise field_error(key, field, doc, "a NumPy typestr such as \"<f8\" or a list of structured fields",
@@ -138,6 +154,13 @@ class Registry:
         if family is None:
             raise UnknownDataTypeError(f"numpy dtype {dtype} has no Zarr data type")
         return family.from_numpy(dtype, self)
+
+
+def _remember(cache: dict, text: str, value: Any) -> Any:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[text] = value
+    return value
 
 
 REGISTRY = Registry(FAMILIES)
