@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ._common import _Text, _err, _is_int
+from .json_checks import Text, field_error, is_json_int
 
 __all__ = ["MAX_RANK", "MAX_EXTENT", "MAX_ITEMSIZE", "MAX_STRUCT_DEPTH", "parse_shape", "check_chunk_bytes",
            "check_itemsize"]
@@ -81,14 +81,14 @@ def parse_shape(value: Any, key: str, field: str, *, minimum: int) -> tuple[int,
     """
     if not isinstance(value, (list, tuple)):
         kind = "non-negative" if minimum == 0 else "positive"
-        raise _err(key, field, value, f"a list of {kind} integers")
+        raise field_error(key, field, value, f"a list of {kind} integers")
     if len(value) > MAX_RANK:
-        raise _err(key, field, _Text(f"{len(value)} dimensions"),
-                   f"at most {MAX_RANK} (numpy's maximum number of dimensions)")
+        raise field_error(key, field, Text(f"{len(value)} dimensions"),
+                          f"at most {MAX_RANK} (numpy's maximum number of dimensions)")
     out = []
     for i, v in enumerate(value):
-        if not (_is_int(v) or isinstance(v, np.integer)) or not minimum <= v <= MAX_EXTENT:
-            raise _err(key, f"{field}[{i}]", v, f"an integer in [{minimum}, 2**63 - 1]")
+        if not (is_json_int(v) or isinstance(v, np.integer)) or not minimum <= v <= MAX_EXTENT:
+            raise field_error(key, f"{field}[{i}]", v, f"an integer in [{minimum}, 2**63 - 1]")
         out.append(int(v))
     return tuple(out)
 
@@ -102,8 +102,8 @@ def check_itemsize(nbytes: int, key: str, field: str, found: Any) -> int:
         ``nbytes`` exceeds :data:`MAX_ITEMSIZE`; ``found`` is the JSON value named.
     """
     if nbytes > MAX_ITEMSIZE:
-        raise _err(key, field, found, f"a data type of at most {MAX_ITEMSIZE} bytes per element "
-                                      f"(numpy's limit; this one has {nbytes})")
+        raise field_error(key, field, found, f"a data type of at most {MAX_ITEMSIZE} bytes per element "
+                                             f"(numpy's limit; this one has {nbytes})")
     return nbytes
 
 
@@ -131,6 +131,6 @@ def check_chunk_bytes(shape: tuple[int, ...], dtype: Any, key: str, field: str, 
     limit = config.get("max_chunk_bytes")
     nbytes = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
     if nbytes > limit:
-        raise _err(key, field, _Text(f"{what} {list(shape)} of {dtype}: {nbytes} bytes decoded"),
-                   f"at most {limit} bytes (the zarrdask.config setting max_chunk_bytes; raise it with "
-                   "zarrdask.config.set(max_chunk_bytes=...) to open this array)")
+        raise field_error(key, field, Text(f"{what} {list(shape)} of {dtype}: {nbytes} bytes decoded"),
+                          f"at most {limit} bytes (the zarrdask.config setting max_chunk_bytes; raise it with "
+                          "zarrdask.config.set(max_chunk_bytes=...) to open this array)")

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import MetadataError
-from ._common import _MISSING, _err, _is_int, _require_dict
+from .json_checks import MISSING, field_error, is_json_int, require_dict
 from .dtypes import (
     decode_fill_value_v2,
     dtype_to_v2,
@@ -59,7 +59,7 @@ _ARRAY_KEYS = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_va
 
 def _codec_config(value: Any, key: str, name: str) -> dict:
     if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not value["id"]:
-        raise _err(key, name, value, 'a codec configuration object with an "id" string')
+        raise field_error(key, name, value, 'a codec configuration object with an "id" string')
     return value
 
 
@@ -113,14 +113,14 @@ class ArrayMetadataV2:
             _codec_config(self.compressor, key, "compressor")
         if self.filters is not None:
             if not isinstance(self.filters, (list, tuple)):
-                raise _err(key, "filters", self.filters, "null or a list of codec configuration objects")
+                raise field_error(key, "filters", self.filters, "null or a list of codec configuration objects")
             s(self, "filters", tuple(_codec_config(f, key, f"filters[{i}]") for i, f in enumerate(self.filters)))
         if self.order not in ("C", "F"):
-            raise _err(key, "order", self.order, '"C" or "F"')
+            raise field_error(key, "order", self.order, '"C" or "F"')
         if self.dimension_separator not in (".", "/"):
-            raise _err(key, "dimension_separator", self.dimension_separator, '"." or "/"')
-        if self.zarr_format != 2 or not _is_int(self.zarr_format):
-            raise _err(key, "zarr_format", self.zarr_format, "2")
+            raise field_error(key, "dimension_separator", self.dimension_separator, '"." or "/"')
+        if self.zarr_format != 2 or not is_json_int(self.zarr_format):
+            raise field_error(key, "zarr_format", self.zarr_format, "2")
         s(self, "fill_value", normalize_fill_value(self.fill_value, self.dtype, key=key))
 
     @property
@@ -130,12 +130,12 @@ class ArrayMetadataV2:
     @classmethod
     def from_json(cls, doc: Any, *, key: str = ".zarray") -> ArrayMetadataV2:
         """Parse and validate a ``.zarray`` document (a dict); ``key`` names it in errors."""
-        _require_dict(doc, key, "array metadata")
+        require_dict(doc, key, "array metadata")
         for name in _ARRAY_KEYS:
             if name not in doc:
-                raise _err(key, name, _MISSING, "a value (required by the v2 spec)")
-        if doc["zarr_format"] != 2 or not _is_int(doc["zarr_format"]):
-            raise _err(key, "zarr_format", doc["zarr_format"], "2")
+                raise field_error(key, name, MISSING, "a value (required by the v2 spec)")
+        if doc["zarr_format"] != 2 or not is_json_int(doc["zarr_format"]):
+            raise field_error(key, "zarr_format", doc["zarr_format"], "2")
         shape = parse_shape(doc["shape"], key, "shape", minimum=0)
         chunks = parse_shape(doc["chunks"], key, "chunks", minimum=1)
         dtype = parse_dtype_v2(doc["dtype"], key=key)
@@ -145,7 +145,7 @@ class ArrayMetadataV2:
         filters = doc["filters"]
         if filters is not None:
             if not isinstance(filters, list):
-                raise _err(key, "filters", filters, "null or a list of codec configuration objects")
+                raise field_error(key, "filters", filters, "null or a list of codec configuration objects")
             filters = tuple(copy.deepcopy(_codec_config(f, key, f"filters[{i}]")) for i, f in enumerate(filters))
         sep = doc.get("dimension_separator", ".")
         if sep is None:  # some writers emitted null for "not set"
@@ -199,17 +199,17 @@ class GroupMetadataV2:
     zarr_format: Literal[2] = field(default=2)
 
     def __post_init__(self) -> None:
-        if self.zarr_format != 2 or not _is_int(self.zarr_format):
-            raise _err(".zgroup", "zarr_format", self.zarr_format, "2")
+        if self.zarr_format != 2 or not is_json_int(self.zarr_format):
+            raise field_error(".zgroup", "zarr_format", self.zarr_format, "2")
 
     @classmethod
     def from_json(cls, doc: Any, *, key: str = ".zgroup") -> GroupMetadataV2:
         """Parse a ``.zgroup`` document; ``key`` names it in errors."""
-        _require_dict(doc, key, "group metadata")
+        require_dict(doc, key, "group metadata")
         if "zarr_format" not in doc:
-            raise _err(key, "zarr_format", _MISSING, "2")
-        if doc["zarr_format"] != 2 or not _is_int(doc["zarr_format"]):
-            raise _err(key, "zarr_format", doc["zarr_format"], "2")
+            raise field_error(key, "zarr_format", MISSING, "2")
+        if doc["zarr_format"] != 2 or not is_json_int(doc["zarr_format"]):
+            raise field_error(key, "zarr_format", doc["zarr_format"], "2")
         return cls()
 
     def to_json(self) -> dict:

@@ -48,14 +48,14 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import InvalidKeyError, MetadataError
-from ._common import _MISSING, _Text, _err, _is_int, _require_dict
+from .json_checks import MISSING, Text, field_error, is_json_int, require_dict
 from .dtypes import (
-    _parse_v3,
     data_type_to_v3,
     decode_fill_value_v3,
     encode_fill_value_v3,
     fill_values_equal,
     normalize_fill_value,
+    resolve_data_type_v3,
 )
 from .limits import MAX_EXTENT, MAX_RANK, check_chunk_bytes, parse_shape
 
@@ -123,24 +123,25 @@ def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str,
     elif isinstance(value, dict):
         extra = set(value) - {"name", "configuration", "must_understand"}
         if extra:
-            raise _err(key, name, value, f'an object with "name" and "configuration" (unknown keys {sorted(extra)})')
-        ext_name = value.get("name", _MISSING)
+            raise field_error(key, name, value,
+                              f'an object with "name" and "configuration" (unknown keys {sorted(extra)})')
+        ext_name = value.get("name", MISSING)
         if not isinstance(ext_name, str):
-            raise _err(key, f"{name}.name", ext_name, "a string")
+            raise field_error(key, f"{name}.name", ext_name, "a string")
         conf = value.get("configuration")
         if "configuration" in value and not isinstance(conf, dict):
-            raise _err(key, f"{name}.configuration", conf, "an object")
+            raise field_error(key, f"{name}.configuration", conf, "an object")
         mu = value.get("must_understand", True)
         if not isinstance(mu, bool) or (mu is False and not allow_optional):
-            raise _err(key, f"{name}.must_understand", mu,
-                       "true or absent (must_understand=false is not supported here)" if not allow_optional
-                       else "a boolean")
+            raise field_error(key, f"{name}.must_understand", mu,
+                              "true or absent (must_understand=false is not supported here)" if not allow_optional
+                              else "a boolean")
     else:
-        raise _err(key, name, value, 'an extension object {"name": ..., "configuration": ...} or a name string')
+        raise field_error(key, name, value, 'an extension object {"name": ..., "configuration": ...} or a name string')
     if not ext_name:
-        raise _err(key, f"{name}.name", ext_name, "a non-empty name")
+        raise field_error(key, f"{name}.name", ext_name, "a non-empty name")
     if allowed_names is not None and ext_name not in allowed_names:
-        raise _err(key, f"{name}.name", ext_name, f"one of {list(allowed_names)} (the supported kinds)")
+        raise field_error(key, f"{name}.name", ext_name, f"one of {list(allowed_names)} (the supported kinds)")
     return ext_name, conf
 
 
@@ -153,12 +154,12 @@ class ChunkKeyEncodingSpec:
 
     def __post_init__(self) -> None:
         if self.name not in ("default", "v2"):
-            raise _err("<chunk_key_encoding>", "chunk_key_encoding.name", self.name, '"default" or "v2"')
+            raise field_error("<chunk_key_encoding>", "chunk_key_encoding.name", self.name, '"default" or "v2"')
         if self.separator is None:
             object.__setattr__(self, "separator", "/" if self.name == "default" else ".")
         if self.separator not in ("/", "."):
-            raise _err("<chunk_key_encoding>", "chunk_key_encoding.configuration.separator",
-                       self.separator, '"/" or "."')
+            raise field_error("<chunk_key_encoding>", "chunk_key_encoding.configuration.separator",
+                              self.separator, '"/" or "."')
 
     @classmethod
     def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ChunkKeyEncodingSpec:
@@ -168,10 +169,11 @@ class ChunkKeyEncodingSpec:
         if conf:
             extra = set(conf) - {"separator"}
             if extra:
-                raise _err(key, f"{fname}.configuration", conf, f'only "separator" (unknown keys {sorted(extra)})')
+                raise field_error(key, f"{fname}.configuration", conf,
+                                  f'only "separator" (unknown keys {sorted(extra)})')
             sep = conf.get("separator")
             if sep not in ("/", "."):
-                raise _err(key, f"{fname}.configuration.separator", sep, '"/" or "."')
+                raise field_error(key, f"{fname}.configuration.separator", sep, '"/" or "."')
         return cls(name, sep)
 
     def to_json(self) -> dict:
@@ -187,13 +189,14 @@ def _parse_chunk_grid(value: Any, key: str) -> tuple[str, tuple]:
     if name == "rectilinear":
         return name, _parse_rectilinear(conf, key)
     if conf is None or "chunk_shape" not in conf:
-        raise _err(key, "chunk_grid.configuration.chunk_shape", _MISSING,
-                   "a list of positive integers (regular chunk grid)")
+        raise field_error(key, "chunk_grid.configuration.chunk_shape", MISSING,
+                          "a list of positive integers (regular chunk grid)")
     extra = set(conf) - {"chunk_shape"}
     if extra:
-        raise _err(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
+        raise field_error(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
     if not isinstance(conf["chunk_shape"], list):
-        raise _err(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"], "a list of positive integers")
+        raise field_error(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"],
+                          "a list of positive integers")
     return name, parse_shape(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
 
 
@@ -203,26 +206,28 @@ MAX_EDGES = 1 << 24
 
 
 def _edge(v: Any, key: str, field: str) -> int:
-    if not (_is_int(v) or isinstance(v, np.integer)) or not 1 <= v <= MAX_EXTENT:
-        raise _err(key, field, v, "a positive integer (an edge length, zarr-extensions chunk-grids/rectilinear)")
+    if not (is_json_int(v) or isinstance(v, np.integer)) or not 1 <= v <= MAX_EXTENT:
+        raise field_error(key, field, v, "a positive integer (an edge length, zarr-extensions chunk-grids/rectilinear)")
     return int(v)
 
 
 def _parse_rectilinear(conf: dict | None, key: str) -> tuple:
     """The ``rectilinear`` grid's configuration (zarr-extensions ``chunk-grids/rectilinear``)."""
     if conf is None:
-        raise _err(key, "chunk_grid.configuration", _MISSING, 'an object {"kind": "inline", "chunk_shapes": [...]}')
+        raise field_error(key, "chunk_grid.configuration", MISSING,
+                          'an object {"kind": "inline", "chunk_shapes": [...]}')
     extra = set(conf) - {"kind", "chunk_shapes"}
     if extra:
-        raise _err(key, "chunk_grid.configuration", conf, f'only "kind" and "chunk_shapes" (unknown keys {sorted(extra)})')
-    if conf.get("kind", _MISSING) != "inline":
-        raise _err(key, "chunk_grid.configuration.kind", conf.get("kind", _MISSING),
-                   '"inline" (the only kind of the rectilinear chunk grid)')
-    shapes = conf.get("chunk_shapes", _MISSING)
+        raise field_error(key, "chunk_grid.configuration", conf,
+                          f'only "kind" and "chunk_shapes" (unknown keys {sorted(extra)})')
+    if conf.get("kind", MISSING) != "inline":
+        raise field_error(key, "chunk_grid.configuration.kind", conf.get("kind", MISSING),
+                          '"inline" (the only kind of the rectilinear chunk grid)')
+    shapes = conf.get("chunk_shapes", MISSING)
     if not isinstance(shapes, list):
-        raise _err(key, _RECT, shapes, "a list with one entry per dimension (an edge length or a list of them)")
+        raise field_error(key, _RECT, shapes, "a list with one entry per dimension (an edge length or a list of them)")
     if len(shapes) > MAX_RANK:
-        raise _err(key, _RECT, shapes, f"at most {MAX_RANK} dimensions")
+        raise field_error(key, _RECT, shapes, f"at most {MAX_RANK} dimensions")
     axes: list[Any] = []
     for d, axis in enumerate(shapes):
         field_d = f"{_RECT}[{d}]"
@@ -233,15 +238,15 @@ def _parse_rectilinear(conf: dict | None, key: str) -> tuple:
         for i, item in enumerate(axis):
             if isinstance(item, list):
                 if len(item) != 2:
-                    raise _err(key, f"{field_d}[{i}]", item,
-                               "an edge length or a run-length pair [edge length, count]")
+                    raise field_error(key, f"{field_d}[{i}]", item,
+                                      "an edge length or a run-length pair [edge length, count]")
                 v = _edge(item[0], key, f"{field_d}[{i}][0]")
                 n = item[1]
-                if not _is_int(n) or n < 1:
-                    raise _err(key, f"{field_d}[{i}][1]", n, "a positive integer (a repeat count)")
+                if not is_json_int(n) or n < 1:
+                    raise field_error(key, f"{field_d}[{i}][1]", n, "a positive integer (a repeat count)")
                 if len(edges) + n > MAX_EDGES:
-                    raise _err(key, field_d, _Text(f"more than {MAX_EDGES} edges"),
-                               f"at most {MAX_EDGES} chunk edges per dimension")
+                    raise field_error(key, field_d, Text(f"more than {MAX_EDGES} edges"),
+                                      f"at most {MAX_EDGES} chunk edges per dimension")
                 edges.extend([v] * n)
             else:
                 edges.append(_edge(item, key, f"{field_d}[{i}]"))
@@ -252,14 +257,14 @@ def _parse_rectilinear(conf: dict | None, key: str) -> tuple:
 def _rectilinear_chunks(value: Any, key: str) -> tuple:
     """Per-axis chunks given in code: an int, or a sequence of edge lengths."""
     if not isinstance(value, (list, tuple)):
-        raise _err(key, _RECT, value, "a list with one entry per dimension (an edge length or a list of them)")
+        raise field_error(key, _RECT, value, "a list with one entry per dimension (an edge length or a list of them)")
     if len(value) > MAX_RANK:
-        raise _err(key, _RECT, value, f"at most {MAX_RANK} dimensions")
+        raise field_error(key, _RECT, value, f"at most {MAX_RANK} dimensions")
     out: list[Any] = []
     for d, axis in enumerate(value):
         if isinstance(axis, (list, tuple, np.ndarray)):
             if len(axis) > MAX_EDGES:
-                raise _err(key, f"{_RECT}[{d}]", _Text(f"{len(axis)} edges"), f"at most {MAX_EDGES} edges")
+                raise field_error(key, f"{_RECT}[{d}]", Text(f"{len(axis)} edges"), f"at most {MAX_EDGES} edges")
             out.append(tuple(_edge(v, key, f"{_RECT}[{d}][{i}]") for i, v in enumerate(axis)))
         else:
             out.append(_edge(axis, key, f"{_RECT}[{d}]"))
@@ -272,7 +277,7 @@ def largest_chunk(chunks: tuple) -> tuple[int, ...]:
 
 
 def _grid_text(chunks: tuple) -> Any:
-    return _Text(str([c if isinstance(c, int) else list(c) for c in chunks]))
+    return Text(str([c if isinstance(c, int) else list(c) for c in chunks]))
 
 
 def encode_edges(axis: int | tuple[int, ...]) -> int | list:
@@ -301,9 +306,9 @@ def _check_coverage(chunks: tuple, shape: tuple[int, ...], key: str) -> None:
     """Every explicit edge list must reach the end of its axis (overflow is allowed)."""
     for d, (axis, n) in enumerate(zip(chunks, shape)):
         if not isinstance(axis, int) and sum(axis) < n:
-            raise _err(key, f"{_RECT}[{d}]", list(axis),
-                       f"edge lengths summing to at least the dimension's length {n} (they sum to {sum(axis)}; "
-                       "zarr-extensions chunk-grids/rectilinear)")
+            raise field_error(key, f"{_RECT}[{d}]", list(axis),
+                              f"edge lengths summing to at least the dimension's length {n} (they sum to {sum(axis)}; "
+                              "zarr-extensions chunk-grids/rectilinear)")
 
 
 def _codec_name(value: dict | str) -> str:
@@ -324,7 +329,7 @@ def _split_extra(doc: dict, known: tuple[str, ...], key: str) -> dict:
         if isinstance(v, dict) and v.get("must_understand") is False:
             extra[k] = copy.deepcopy(v)
         else:
-            raise _err(key, k, v, 'no such field, or an object with "must_understand": false '
+            raise field_error(key, k, v, 'no such field, or an object with "must_understand": false '
                                   '(v3-core "Additional fields")')
     return extra
 
@@ -381,7 +386,7 @@ class ArrayMetadataV3:
                                                minimum=1))
             grid_field = "chunk_grid.configuration.chunk_shape"
         else:
-            raise _err(key, "chunk_grid.name", self.chunk_grid_name, '"regular" or "rectilinear"')
+            raise field_error(key, "chunk_grid.name", self.chunk_grid_name, '"regular" or "rectilinear"')
         if len(self.chunk_shape) != len(self.shape):
             raise MetadataError(
                 f"{key}: field {grid_field!r}: found {_grid_text(self.chunk_shape)} "
@@ -394,32 +399,33 @@ class ArrayMetadataV3:
         if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
             s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
         if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
-            raise _err(key, "codecs", self.codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
+            raise field_error(key, "codecs", self.codecs,
+                              "a non-empty list of codecs (one array -> bytes codec is required)")
         s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
         if not any(_codec_name(c) == _SHARDING for c in self.codecs):  # a sharding codec checks its inner chunks
             check_chunk_bytes(largest_chunk(self.chunk_shape), self.data_type, key, grid_field)
         if not isinstance(self.attributes, dict):
-            raise _err(key, "attributes", self.attributes, "an object")
+            raise field_error(key, "attributes", self.attributes, "an object")
         if self.dimension_names is not None:
             dn = self.dimension_names
             if not isinstance(dn, (list, tuple)) or not all(d is None or isinstance(d, str) for d in dn):
-                raise _err(key, "dimension_names", dn, "a list of strings or nulls")
+                raise field_error(key, "dimension_names", dn, "a list of strings or nulls")
             if len(dn) != len(self.shape):
-                raise _err(key, "dimension_names", dn, f"{len(self.shape)} names (the rank of 'shape')")
+                raise field_error(key, "dimension_names", dn, f"{len(self.shape)} names (the rank of 'shape')")
             s(self, "dimension_names", tuple(dn))
         if not isinstance(self.storage_transformers, (list, tuple)) or self.storage_transformers:
-            raise _err(key, "storage_transformers", self.storage_transformers,
-                       "an empty list or no field: no storage transformers are supported")
+            raise field_error(key, "storage_transformers", self.storage_transformers,
+                              "an empty list or no field: no storage transformers are supported")
         s(self, "storage_transformers", ())
         if not isinstance(self.extra_fields, dict) or not all(
                 isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
-            raise _err(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
-        if self.zarr_format != 3 or not _is_int(self.zarr_format):
-            raise _err(key, "zarr_format", self.zarr_format, "3")
+            raise field_error(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
+        if self.zarr_format != 3 or not is_json_int(self.zarr_format):
+            raise field_error(key, "zarr_format", self.zarr_format, "3")
         if self.node_type != "array":
-            raise _err(key, "node_type", self.node_type, '"array"')
+            raise field_error(key, "node_type", self.node_type, '"array"')
         if self.fill_value is None:
-            raise _err(key, "fill_value", None, "a fill value (required in v3)")
+            raise field_error(key, "fill_value", None, "a fill value (required in v3)")
         s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
 
     # -- convenience ------------------------------------------------------------------
@@ -436,16 +442,16 @@ class ArrayMetadataV3:
     @classmethod
     def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ArrayMetadataV3:
         """Parse and validate an array ``zarr.json`` document (a dict)."""
-        _require_dict(doc, key, "array metadata")
+        require_dict(doc, key, "array metadata")
         for name in _ARRAY_REQUIRED:
             if name not in doc:
-                raise _err(key, name, _MISSING, "a value (required by v3-core 'Array metadata')")
-        if doc["zarr_format"] != 3 or not _is_int(doc["zarr_format"]):
-            raise _err(key, "zarr_format", doc["zarr_format"], "3")
+                raise field_error(key, name, MISSING, "a value (required by v3-core 'Array metadata')")
+        if doc["zarr_format"] != 3 or not is_json_int(doc["zarr_format"]):
+            raise field_error(key, "zarr_format", doc["zarr_format"], "3")
         if doc["node_type"] != "array":
-            raise _err(key, "node_type", doc["node_type"], '"array"')
+            raise field_error(key, "node_type", doc["node_type"], '"array"')
         shape = parse_shape(doc["shape"], key, "shape", minimum=0)
-        dt = _parse_v3(doc["data_type"], key, "data_type")
+        dt = resolve_data_type_v3(doc["data_type"], key=key)
         grid_name, chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
         if len(chunk_shape) != len(shape):
             field = _RECT if grid_name == "rectilinear" else "chunk_grid.configuration.chunk_shape"
@@ -453,21 +459,22 @@ class ArrayMetadataV3:
                 f"{key}: field {field!r}: found {_grid_text(chunk_shape)} "
                 f"(rank {len(chunk_shape)}), expected the rank of 'shape' {list(shape)} ({len(shape)})")
         cke = ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"], key=key)
-        fill = decode_fill_value_v3(doc["fill_value"], dt.dtype, key=key, data_type=doc["data_type"])
+        fill = dt.decode_fill_v3(doc["fill_value"], key, "fill_value")
         codecs = doc["codecs"]
         if not isinstance(codecs, list) or not codecs:
-            raise _err(key, "codecs", codecs, "a non-empty list of codecs (one array -> bytes codec is required)")
+            raise field_error(key, "codecs", codecs,
+                              "a non-empty list of codecs (one array -> bytes codec is required)")
         codecs = tuple(copy.deepcopy(_check_codec(c, key, f"codecs[{i}]")) for i, c in enumerate(codecs))
         attributes = doc.get("attributes", {})
         if not isinstance(attributes, dict):
-            raise _err(key, "attributes", attributes, "an object")
+            raise field_error(key, "attributes", attributes, "an object")
         st = doc.get("storage_transformers", [])
         if not isinstance(st, list) or st:
-            raise _err(key, "storage_transformers", st,
-                       "an empty list or no field: no storage transformers are supported")
+            raise field_error(key, "storage_transformers", st,
+                              "an empty list or no field: no storage transformers are supported")
         dn = doc.get("dimension_names")
         if dn is not None and not isinstance(dn, list):
-            raise _err(key, "dimension_names", dn, "a list of strings or nulls")
+            raise field_error(key, "dimension_names", dn, "a list of strings or nulls")
         extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key)
         meta = cls.__new__(cls)
         for name, value in (("shape", shape), ("data_type", dt.dtype), ("chunk_shape", chunk_shape),
@@ -485,7 +492,7 @@ class ArrayMetadataV3:
         src = self._source
         if src is not None and "data_type" in src:
             try:
-                if _parse_v3(src["data_type"], "zarr.json", "data_type").dtype == self.data_type:
+                if resolve_data_type_v3(src["data_type"]).dtype == self.data_type:
                     return src["data_type"], True
             except MetadataError:  # pragma: no cover - the source was validated
                 pass
@@ -579,37 +586,37 @@ class GroupMetadataV3:
 
     def _validate(self, key: str) -> None:
         if not isinstance(self.attributes, dict):
-            raise _err(key, "attributes", self.attributes, "an object")
+            raise field_error(key, "attributes", self.attributes, "an object")
         cm = self.consolidated_metadata
         if cm is not None:
             if not isinstance(cm, dict):
-                raise _err(key, "consolidated_metadata", cm, 'null or an object {"kind": "inline", ...}')
+                raise field_error(key, "consolidated_metadata", cm, 'null or an object {"kind": "inline", ...}')
             if cm.get("kind", "inline") != "inline":
-                raise _err(key, "consolidated_metadata.kind", cm.get("kind"), '"inline"')
-            if not isinstance(cm.get("metadata", _MISSING), dict):
-                raise _err(key, "consolidated_metadata.metadata", cm.get("metadata", _MISSING),
-                           "an object mapping relative paths to zarr.json documents")
+                raise field_error(key, "consolidated_metadata.kind", cm.get("kind"), '"inline"')
+            if not isinstance(cm.get("metadata", MISSING), dict):
+                raise field_error(key, "consolidated_metadata.metadata", cm.get("metadata", MISSING),
+                                  "an object mapping relative paths to zarr.json documents")
             if not isinstance(cm.get("must_understand", False), bool):
-                raise _err(key, "consolidated_metadata.must_understand", cm.get("must_understand"), "a boolean")
+                raise field_error(key, "consolidated_metadata.must_understand", cm.get("must_understand"), "a boolean")
         if not isinstance(self.extra_fields, dict) or not all(
                 isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
-            raise _err(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
-        if self.zarr_format != 3 or not _is_int(self.zarr_format):
-            raise _err(key, "zarr_format", self.zarr_format, "3")
+            raise field_error(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
+        if self.zarr_format != 3 or not is_json_int(self.zarr_format):
+            raise field_error(key, "zarr_format", self.zarr_format, "3")
         if self.node_type != "group":
-            raise _err(key, "node_type", self.node_type, '"group"')
+            raise field_error(key, "node_type", self.node_type, '"group"')
 
     @classmethod
     def from_json(cls, doc: Any, *, key: str = "zarr.json") -> GroupMetadataV3:
         """Parse and validate a group ``zarr.json`` document (a dict)."""
-        _require_dict(doc, key, "group metadata")
+        require_dict(doc, key, "group metadata")
         for name in ("zarr_format", "node_type"):
             if name not in doc:
-                raise _err(key, name, _MISSING, "a value (required by v3-core 'Group metadata')")
-        if doc["zarr_format"] != 3 or not _is_int(doc["zarr_format"]):
-            raise _err(key, "zarr_format", doc["zarr_format"], "3")
+                raise field_error(key, name, MISSING, "a value (required by v3-core 'Group metadata')")
+        if doc["zarr_format"] != 3 or not is_json_int(doc["zarr_format"]):
+            raise field_error(key, "zarr_format", doc["zarr_format"], "3")
         if doc["node_type"] != "group":
-            raise _err(key, "node_type", doc["node_type"], '"group"')
+            raise field_error(key, "node_type", doc["node_type"], '"group"')
         extra = _split_extra(doc, _GROUP_KNOWN, key)
         meta = cls.__new__(cls)
         for name, value in (("attributes", copy.deepcopy(doc.get("attributes", {}))), ("extra_fields", extra),
