@@ -24,8 +24,8 @@ Reads every ``*.py`` file under ``SRC_DIR`` (default ``src/zarrdask``) with
     package is allowed; importing it from outside is reported. Private names
     of other libraries count as well (reported apart; ``--internal-only``
     ignores them).
-(c) **Imports inside functions**: counted per module (reported only, never a
-    failure).
+(c) **Imports inside functions**: import statements counted per module
+    (reported only, never a failure).
 
 Exits with status 1 if (a) or (b) found anything, 2 if a file cannot be parsed.
 ARCHITECTURE.md: "packages have no inner cycles and modules import no one
@@ -381,7 +381,8 @@ def find_cycles(tree: Tree, imports: list[Import]) -> list[tuple[str, list[str],
 # -- report ----------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("src", nargs="?", type=Path, default=DEFAULT_SRC, help="package directory (default: src/zarrdask)")
+    parser.add_argument("src", nargs="?", type=Path, default=DEFAULT_SRC,
+                        help="package directory (default: src/zarrdask)")
     parser.add_argument("--exclude-type-checking", action="store_true",
                         help="leave imports under `if TYPE_CHECKING:` out of the cycle check")
     parser.add_argument("--internal-only", action="store_true",
@@ -418,11 +419,11 @@ def main(argv: list[str] | None = None) -> int:
         for p in external:
             print(f"  {p.path}:{p.line}  {p.text}")
 
-    in_functions = [i for i in imports if i.function]
+    in_functions = {(i.path, i.line) for i in imports if i.function}  # import statements
     per_module: dict[str, int] = defaultdict(int)
-    for i in in_functions:
-        per_module[i.path] += 1
-    print(f"(c) imports inside functions (report only): {len(in_functions)} in {len(per_module)} modules")
+    for path, _ in in_functions:
+        per_module[path] += 1
+    print(f"(c) import statements inside functions (report only): {len(in_functions)} in {len(per_module)} modules")
     for path, n in sorted(per_module.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"  {n:4d}  {path}")
 

@@ -91,7 +91,8 @@ def check(src: Path, max_module: int, max_function: int) -> tuple[list[Offender]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("src", nargs="?", type=Path, default=DEFAULT_SRC, help="package directory (default: src/zarrdask)")
+    parser.add_argument("src", nargs="?", type=Path, default=DEFAULT_SRC,
+                        help="package directory (default: src/zarrdask)")
     parser.add_argument("--max-module-lines", type=int, default=800)
     parser.add_argument("--max-function-lines", type=int, default=80)
     args = parser.parse_args(argv)

@@ -14,7 +14,8 @@ LE = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
 def doc(data_type, fill, codecs):
-    return {"shape": [3], "data_type": data_type, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
+    return {"shape": [3], "data_type": data_type,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "fill_value": fill,
             "codecs": codecs, "attributes": {}, "zarr_format": 3, "node_type": "array"}
 
@@ -36,7 +37,8 @@ def b64(value, dtype):
 def test_struct_and_legacy_structured_are_one():
     new = doc(STRUCT, {"a": -2, "b": {"x": 7, "y": 1.5}}, [LE])
     legacy = doc(STRUCTURED, b64(FILL, DT), [{"name": "bytes"}])  # absent endian: little
-    legacy_be = doc(STRUCTURED, b64(FILL, DT.newbyteorder(">")), [{"name": "bytes", "configuration": {"endian": "big"}}])
+    legacy_be = doc(STRUCTURED, b64(FILL, DT.newbyteorder(">")),
+                    [{"name": "bytes", "configuration": {"endian": "big"}}])
     n = normalize_array_document(new, DT)
     assert normalize_array_document(legacy, DT) == n
     assert normalize_array_document(legacy_be, DT)["fill_value"] == n["fill_value"]
