@@ -51,8 +51,10 @@ def zarr_python_write(
     serializer: Any = "auto",
     compressors: Any = None,
     fill_value: Any = None,
-) -> tuple[bytes, list[dict[str, Any]]]:
-    """Write ``data`` as one chunk with zarr-python 3; return (chunk bytes, codecs JSON)."""
+    document: bool = False,
+) -> tuple[bytes, Any]:
+    """Write ``data`` as one chunk with zarr-python 3; return (chunk bytes, codecs JSON),
+    or (chunk bytes, the whole zarr.json) with ``document=True``."""
     import zarr
     from zarr.storage import MemoryStore
 
@@ -72,5 +74,5 @@ def zarr_python_write(
         )
         array[...] = data
     key = "c/" + "/".join("0" * data.ndim) if data.ndim else "c"
-    codecs = json.loads(store_dict["zarr.json"].to_bytes())["codecs"]
-    return store_dict[key].to_bytes(), codecs
+    doc = json.loads(store_dict["zarr.json"].to_bytes())
+    return store_dict[key].to_bytes(), doc if document else doc["codecs"]
