@@ -262,6 +262,12 @@ class BytesBytesCodec(Codec):
     #: written before) is called without ``size`` and its result checked after
     bounded_decode: ClassVar[bool] = False
 
+    def numcodecs_config(self) -> dict[str, Any] | None:
+        """The configuration (``{"id": ...}``) of the numcodecs compressor that
+        writes the same bytes, for a Zarr v2 array given this codec; ``None``
+        (the default) when numcodecs has none."""
+        return None
+
     def encode(self, data: bytes | memoryview, spec: ChunkSpec) -> bytes | memoryview:
         raise NotImplementedError
 

@@ -111,6 +111,11 @@ class BloscCodec(BoundedBytesBytesCodec):
         self.blocksize = _check_int("blocksize", blocksize, 0)
         self._compressors: dict[tuple[int, int | None], Blosc] = {}
 
+    def numcodecs_config(self) -> dict[str, Any]:
+        shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2, None: -1}[self.shuffle]  # -1: by the item size
+        return {"id": "blosc", "cname": self.cname, "clevel": self.clevel, "shuffle": shuffle,
+                "blocksize": self.blocksize}
+
     def __getstate__(self) -> dict[str, Any]:
         return {
             "cname": self.cname,

@@ -48,6 +48,9 @@ class Crc32cCodec(BoundedBytesBytesCodec):
             raise CodecError(f"codec 'crc32c': takes no configuration, found fields {sorted(configuration)}")
         return cls()
 
+    def numcodecs_config(self) -> dict[str, Any]:
+        return {"id": "crc32c", "location": "end"}  # numcodecs >= 0.14: the checksum after the data, as here
+
     def encoded_size(self, decoded_size: int) -> int:
         return decoded_size + 4
 

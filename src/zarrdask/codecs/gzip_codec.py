@@ -59,6 +59,9 @@ class GzipCodec(BoundedBytesBytesCodec):
         self.level = level
         self._header = _gzip_header(level)
 
+    def numcodecs_config(self) -> dict[str, Any]:
+        return {"id": "gzip", "level": self.level}
+
     @classmethod
     def from_config(cls, configuration: dict[str, Any] | None) -> "GzipCodec":
         config = dict(configuration or {})

@@ -193,6 +193,9 @@ class ZstdCodec(BoundedBytesBytesCodec):
     def __getstate__(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
 
+    def numcodecs_config(self) -> dict[str, Any]:
+        return {"id": "zstd", "level": self.level, "checksum": self.checksum}
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
 

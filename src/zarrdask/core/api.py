@@ -19,6 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import config
+from ..codecs.abc import BytesBytesCodec, Codec
+from ..codecs.registry import codec_from_json
 from ..errors import ArrayNotFoundError, ContainsArrayError, GroupNotFoundError, MetadataError
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3
 from ..metadata.dtypes import (
@@ -119,18 +121,35 @@ def _as_list(x: Any) -> list[Any]:
 
 
 def _v2_codec_config(c: Any, what: str) -> dict[str, Any]:
+    """A v2 filter's or compressor's numcodecs configuration: from a numcodecs
+    codec, an ``{"id": ...}`` dict, or a v3 compressor (a zarrdask or zarr-python
+    codec object, or its ``{"name": ...}`` document) that numcodecs writes the
+    same bytes with (``blosc``, ``gzip``, ``zstd``)."""
     from numcodecs.abc import Codec as NumcodecsCodec
 
     if isinstance(c, NumcodecsCodec):
         return c.get_config()
     if isinstance(c, dict) and isinstance(c.get("id"), str):
         return dict(c)
-    if isinstance(c, dict) and "name" in c:
+    v3 = _v3_codec(c, what)
+    config = v3.numcodecs_config() if isinstance(v3, BytesBytesCodec) else None
+    if config is None:
         raise TypeError(
-            f"{what}: {c!r} is a v3 codec document; Zarr v2 arrays take numcodecs codecs "
-            "or their {{'id': ...}} configurations"
+            f"{what}: expected a numcodecs codec or an {{'id': ...}} dict, found {c!r}"
+            + (" (a v3 codec with no numcodecs equivalent)" if v3 is not None else "")
         )
-    raise TypeError(f"{what}: expected a numcodecs codec or an {{'id': ...}} dict, found {c!r}")
+    return config
+
+
+def _v3_codec(c: Any, what: str) -> Any:
+    """``c`` as a zarrdask v3 codec, or ``None`` when it is not one."""
+    is_document = isinstance(c, dict) and "name" in c
+    if not (is_document or isinstance(c, Codec) or callable(getattr(c, "to_dict", None))):
+        return None
+    try:
+        return codec_from_json(c, key=what)
+    except (TypeError, ValueError):
+        return None
 
 
 def _v2_object_codec(zarr_format: int, dtype: Any, filters: Any) -> bool:

@@ -130,11 +130,14 @@ class Array(Node):
         return self.size * self.dtype.itemsize
 
     @property
-    def _grid_chunks(self) -> tuple:
-        """The shape of the stored units: chunks, or shards when sharded (for a
-        rectilinear grid one entry per axis: an ``int`` or a tuple of edge lengths)."""
+    def unit_grid(self) -> tuple:
+        """The chunk grid as stored: per axis, the size of the stored units
+        (shards when sharded, else chunks) — an ``int`` where the axis is regular,
+        the tuple of edge lengths where it is rectilinear (zarr-extensions
+        ``chunk-grids/rectilinear``; the last edge may reach past the shape)."""
         m = self._metadata
         return tuple(m.chunks) if isinstance(m, ArrayMetadataV2) else tuple(m.chunk_shape)
+
 
     @property
     def chunk_grid(self) -> str:
@@ -144,13 +147,13 @@ class Array(Node):
 
     @property
     def _grid(self) -> Any:
-        return grid_for(self.shape, self._grid_chunks)
+        return grid_for(self.shape, self.unit_grid)
 
     @property
     def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
         """The extent of every stored unit (shard when sharded, else chunk) along
         each axis, clipped to the shape: a dask ``chunks`` tuple (zarr-python 3.4's name)."""
-        return dask_chunks(self.shape, self._grid_chunks)
+        return dask_chunks(self.shape, self.unit_grid)
 
     @property
     def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
@@ -180,7 +183,7 @@ class Array(Node):
         sharding = self._sharding
         if sharding is not None:
             return sharding.chunk_shape
-        return self._grid_chunks if is_regular(self._grid_chunks) else self.write_chunk_sizes
+        return self.unit_grid if is_regular(self.unit_grid) else self.write_chunk_sizes
 
     @property
     def shards(self) -> tuple | None:
@@ -188,7 +191,7 @@ class Array(Node):
         rectilinear grid of shards, their sizes per axis as a dask ``chunks`` tuple)."""
         if self._sharding is None:
             return None
-        return self._grid_chunks if is_regular(self._grid_chunks) else self.write_chunk_sizes
+        return self.unit_grid if is_regular(self.unit_grid) else self.write_chunk_sizes
 
     @property
     def fill_value(self) -> Any:
@@ -265,13 +268,13 @@ class Array(Node):
         v2 = isinstance(m, ArrayMetadataV2)
         key = key_of(self._path, ".zarray" if v2 else "zarr.json")
         # (v2: an object dtype needs an object codec as the first filter)
-        spec = ChunkSpec(largest_chunk(self._grid_chunks), self.dtype, None if v2 else self._fill_for_read, self.order)
+        spec = ChunkSpec(largest_chunk(self.unit_grid), self.dtype, None if v2 else self._fill_for_read, self.order)
         try:
             if v2:
                 chain = v2_chain(m.filters, m.compressor, key=key)
             else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
                 chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key, spec=spec)
-            for shape in _distinct_shapes(self._grid_chunks):  # rectilinear: every edge length per axis
+            for shape in _distinct_shapes(self.unit_grid):  # rectilinear: every edge length per axis
                 chain.validate(spec.with_shape(shape))
         except (CodecError, MetadataError) as e:  # name the document (a codec's own check cannot)
             if key in str(e):
@@ -298,7 +301,7 @@ class Array(Node):
         return engine.ChunkLayout(
             prefix=self._path + "/" if self._path else "",
             shape=self.shape,
-            chunk_shape=self._grid_chunks,
+            chunk_shape=self.unit_grid,
             dtype=self.dtype,
             fill_value=self._fill_for_read,
             codec=self._codec,
@@ -312,7 +315,7 @@ class Array(Node):
     def nchunks(self) -> int:
         """The number of chunks (inner chunks, for sharded arrays)."""
         sharding = self._sharding  # (shard edges are multiples of the inner chunks: one regular grid)
-        return grid_for(self.shape, sharding.chunk_shape if sharding is not None else self._grid_chunks).nchunks
+        return grid_for(self.shape, sharding.chunk_shape if sharding is not None else self.unit_grid).nchunks
 
     @property
     def nshards(self) -> int | None:
@@ -346,7 +349,7 @@ class Array(Node):
         layout = self._layout
         spec0 = layout.chunk_spec
         prefix = len(layout.prefix)
-        grid = RectilinearGrid(self.shape, self._grid_chunks)
+        grid = RectilinearGrid(self.shape, self.unit_grid)
 
         def count(key: str) -> int:
             # only inner chunks overlapping the array count (the index may list others)
@@ -381,12 +384,12 @@ class Array(Node):
 
     # -- reading -------------------------------------------------------------
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
-        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False)
+        indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
         result = engine.read(self._store, self._layout, indexer, out)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        indexer = Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True)
+        indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
         result = engine.read(self._store, self._layout, indexer, out)
         return result[()] if result.ndim == 0 and out is None else result
 
@@ -430,7 +433,7 @@ class Array(Node):
         >>> a.get_coordinate_selection(([1, 4, -1], [1, 4, 0]))
         array([11, 44, 90], dtype=int32)
         """
-        indexer = CoordinateIndexer(selection, self.shape, self._grid_chunks)
+        indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
         return engine.read(self._store, self._layout, indexer, out)
 
     def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -460,7 +463,7 @@ class Array(Node):
         >>> a.get_mask_selection(np.eye(4, dtype=bool))
         array([ 0,  5, 10, 15], dtype=int32)
         """
-        indexer = CoordinateIndexer.from_mask(mask, self.shape, self._grid_chunks)
+        indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
         return engine.read(self._store, self._layout, indexer, out)
 
     def _get_points(self, selection: Any) -> np.ndarray:
@@ -546,7 +549,7 @@ class Array(Node):
         if not is_vlen_dtype(self.dtype):
             raise TypeError(f"array {self.name!r}: to_arrow() reads strings or bytes, the dtype is {self.dtype}")
         data_type = "string" if self.dtype.kind == "T" else "bytes"
-        codec, grid = self._codec, self._grid_chunks
+        codec, grid = self._codec, self.unit_grid
         if not is_regular(grid):
             grid = largest_chunk(grid)  # (not zero-copy below: the first axis is not the shape's)
             zero_copy_ok = False
@@ -598,7 +601,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=False), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=False), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         """Write the outer product of per-dimension selections (integer arrays,
@@ -615,7 +618,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self._grid_chunks, allow_arrays=True), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=True), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write individual points, given one integer array per dimension.
@@ -650,7 +653,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        indexer = CoordinateIndexer(selection, self.shape, self._grid_chunks)
+        indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
         self._write(indexer, _points_value(value, indexer.out_shape, self.dtype))
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
@@ -678,7 +681,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(CoordinateIndexer.from_mask(mask, self.shape, self._grid_chunks), value)
+        self._write(CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid), value)
 
     def _set_points(self, selection: Any, value: Any) -> None:
         selection = _materialise(selection)
@@ -731,7 +734,7 @@ class Array(Node):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
         if self.chunk_grid == "rectilinear":  # edges that no longer cover an axis get one more edge
             metadata = replace(self._metadata, shape=new_shape,
-                               chunk_shape=grow_edges(self._grid_chunks, self.shape, new_shape,
+                               chunk_shape=grow_edges(self.unit_grid, self.shape, new_shape,
                                                       self.chunks if self._sharding is not None else None))
         else:
             metadata = replace(self._metadata, shape=new_shape)

@@ -160,7 +160,7 @@ def stored_chunk_keys(array: Array) -> list[str]:
     if array.store.listable:
         return sorted(array._stored_keys())
     layout = array._layout
-    return [layout.chunk_key(c) for c in grid_for(array.shape, array._grid_chunks).all_chunk_coords()]
+    return [layout.chunk_key(c) for c in grid_for(array.shape, array.unit_grid).all_chunk_coords()]
 
 
 # -- decoding one stored value ----------------------------------------------------

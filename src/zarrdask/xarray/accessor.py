@@ -1,4 +1,5 @@
-"""``Dataset.zarrdask``: the writer as a Dataset accessor (``ds.zarrdask.to_zarr(...)``).
+"""``Dataset.zarrdask`` and ``DataTree.zarrdask``: the writer as an accessor
+(``ds.zarrdask.to_zarr(...)``, ``tree.zarrdask.to_zarr(...)``).
 
 Registered when :mod:`zarrdask.xarray` is imported, which ``import zarrdask`` does.
 """
@@ -12,13 +13,16 @@ import xarray as xr
 from .writer import to_zarr
 
 
-@xr.register_dataset_accessor("zarrdask")
 class ZarrdaskAccessor:
-    """zarrdask methods on an :class:`xarray.Dataset`."""
+    """zarrdask methods on an :class:`xarray.Dataset` or :class:`xarray.DataTree`."""
 
-    def __init__(self, ds: xr.Dataset) -> None:
-        self._ds = ds
+    def __init__(self, obj: xr.Dataset | xr.DataTree) -> None:
+        self._obj = obj
 
     def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
-        """Write the dataset with :func:`zarrdask.xarray.to_zarr` (same keywords)."""
-        return to_zarr(self._ds, store, **kwargs)
+        """Write with :func:`zarrdask.xarray.to_zarr` (same keywords)."""
+        return to_zarr(self._obj, store, **kwargs)
+
+
+xr.register_dataset_accessor("zarrdask")(ZarrdaskAccessor)
+xr.register_datatree_accessor("zarrdask")(ZarrdaskAccessor)

@@ -206,10 +206,12 @@ def dims_and_attrs(array: Array, try_nczarr: bool = False) -> tuple[tuple[Any, .
 def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
     """The ``encoding`` of a variable read from ``array`` (see the module documentation)."""
     unit = array.shards or array.chunks
+    if array.chunk_grid == "rectilinear":  # as engine="zarr": an int for a regular axis, else the edges
+        unit = tuple(g if isinstance(g, int) else sizes for g, sizes in zip(array.unit_grid, array.write_chunk_sizes))
     encoding: dict[str, Any] = {
-        "chunks": tuple(array.chunks),
+        "chunks": tuple(array.chunks) if array.shards is not None else unit,
         "preferred_chunks": dict(zip(dims, unit)),
-        "shards": array.shards,
+        "shards": unit if array.shards is not None else None,
     }
     if array.dtype.kind == "T":
         encoding["dtype"] = array.dtype

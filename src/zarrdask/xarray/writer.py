@@ -65,14 +65,19 @@ def to_zarr(
     chunkmanager_store_kwargs: dict[str, Any] | None = None,
     write_inherited_coords: bool = False,
 ) -> Any:
-    """Write a Dataset to a Zarr group, as xarray's ``Dataset.to_zarr`` does
-    (same keywords, same meaning; see below where zarrdask is stricter).
+    """Write a Dataset, DataArray or DataTree to a Zarr group, as xarray's
+    ``Dataset.to_zarr``, ``DataArray.to_zarr`` and ``DataTree.to_zarr`` do
+    (same keywords, same meaning, errors of the same types; see below where
+    zarrdask is stricter).
 
     Parameters
     ----------
-    ds : xarray.Dataset
-        The dataset. Dask-backed variables are written in parallel, one task per
-        shard (per chunk when unsharded).
+    obj : xarray.Dataset, xarray.DataArray or xarray.DataTree
+        What to write. Dask-backed variables are written in parallel, one task per
+        shard (per chunk when unsharded). A DataArray is written as the Dataset
+        xarray writes for it (an unnamed one as ``__xarray_dataarray_variable__``),
+        which ``xr.open_dataarray`` reads back. A DataTree is written one group per
+        node, every group checked before any is written.
     store : Store, str, path or mapping, optional
         Where: anything :func:`zarrdask.open_group` accepts (a local path, a
         ``.zip`` path, an fsspec URL, a zarrdask or zarr-python store or group,
@@ -84,16 +89,22 @@ def to_zarr(
         existing variables without that dimension alone; ``"r+"`` writes into
         existing variables only (``region``). The default is ``"a"`` with
         ``append_dim`` or when ``store`` is a group object, ``"r+"`` with
-        ``region`` and ``"w-"`` otherwise.
+        ``region`` and ``"w-"`` otherwise. For a DataTree, ``"w"`` replaces the
+        whole tree under ``group``.
     group : str, optional
         The group's path inside the store (default: the root).
     encoding : dict, optional
-        Per variable: ``{"name": {"chunks": ..., "shards": ..., "compressors": ...,
+        For a DataTree, per group path: ``{"/": {...}, "/child": {...}}``, each
+        as for a Dataset. Per variable: ``{"name": {"chunks": ..., "shards": ..., "compressors": ...,
         "filters": ..., "serializer": ..., "dtype": ..., "_FillValue": ...,
         "scale_factor": ..., "add_offset": ..., "units": ..., "calendar": ...,
         "fill_value": ... (v3), "chunk_key_encoding": ..., "write_empty_chunks":
         ...}}``. The ``encoding`` engine="zarrdask" (or engine="zarr") gives a
-        variable is accepted as it is. Unknown keys for a named variable are an error.
+        variable is accepted as it is; keys of it that no longer fit (``chunks``
+        of another rank after ``isel``) are dropped, as xarray drops them.
+        Unknown keys, and ``chunks`` of the wrong rank, for a variable named here
+        are an error; so is an entry for a variable that already exists in
+        modes ``"a"``, ``"a-"`` and ``"r+"`` (it keeps its stored encoding).
         ``"chunks"`` may list edge lengths per dimension (``((31, 28, 31), 180)``)
         or be ``"dask"`` (the variable's dask blocks as they are): irregular
         chunks make a rectilinear chunk grid, written with no rechunk (see
@@ -106,11 +117,17 @@ def to_zarr(
         ``None`` (default) and ``True`` do, unless the store says it does not
         support it (``supports_consolidated_metadata = False``); ``False`` does not.
     append_dim : str, optional
-        Append along this dimension of the existing group.
+        Append along this dimension of the existing group. Fixed-length strings
+        and bytes are appended only at their stored length: longer ones would be
+        cut, so they are refused (``ValueError``) before anything is written.
+        Times go in with the stored units and calendar (``noleap`` too). For a
+        DataTree, the groups without this dimension are rewritten (left alone
+        with ``mode="a-"``).
     region : dict or "auto", optional
         ``{dim: slice(start, stop)}`` (or ``"auto"`` per dimension, or for all of
         them) of the existing arrays to write into; every variable must have at
-        least one of these dimensions.
+        least one of these dimensions (``{}``: every variable is written whole).
+        Index coordinates are not written: they locate the region.
     safe_chunks : bool, optional
         ``True``: refuse (``ValueError`` naming the variable, its dask chunks and
         the fix) a dask variable whose blocks cut through the array's shards
@@ -125,18 +142,37 @@ def to_zarr(
     storage_options : dict, optional
         Passed to fsspec for URLs.
     zarr_format : {2, 3}, optional
-        The format of a new group (default 3; an existing one keeps its own).
+        The format of a new group (default: the ``default_zarr_format`` setting
+        of :mod:`zarrdask.config`, 3 unless changed; an existing group keeps its own).
     write_empty_chunks : bool, optional
         Store chunks equal to the fill value (default: don't).
     chunkmanager_store_kwargs : dict, optional
         Passed to the dask computation of the writes (``scheduler=``,
         ``num_workers=``, ...). ``lock`` and ``flush`` are accepted and have
         nothing to do: no two tasks share a stored object.
+    write_inherited_coords : bool
+        DataTree only: write the coordinates a group inherits from its parents
+        into it too (so it opens alone with them); by default only the group
+        that defines a coordinate stores it.
 
     Returns
     -------
     zarrdask.Group or dask.delayed.Delayed
-        The group written (``compute=True``), or the pending writes.
+        The group written (the tree's root group; ``compute=True``), or the
+        pending writes.
+
+    Raises
+    ------
+    TypeError
+        A variable name that is neither a ``str`` nor ``None``, a chunk size that
+        is not an ``int``, a region that is not a dict of slices, an unknown keyword.
+    KeyError
+        ``encoding`` names a variable the dataset does not have; ``region="auto"``
+        with values the stored coordinate does not hold.
+    ValueError
+        Everything else the write cannot do as asked (modes, shapes, dtypes).
+    zarrdask.errors.ReadOnlyError
+        The store is read-only.
 
     Notes
     -----
