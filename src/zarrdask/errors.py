@@ -36,6 +36,7 @@ __all__ = [
     "ArrayMismatchError",
     "ZarrdaskWarning",
     "AlignmentWarning",
+    "RegionEdgeWarning",
     "warn",
 ]
 
@@ -167,6 +168,14 @@ class AlignmentWarning(ZarrdaskWarning, PerformanceWarning):
     ``to_zarr`` emits when it rechunks for the same reason, so filters written
     for dask's warning apply to this one.
     """
+
+
+class RegionEdgeWarning(AlignmentWarning):
+    """A ``region=`` write whose edges cut through shards (chunks when
+    unsharded): the task at each such edge reads the stored object, replaces its
+    part and writes it back — safe within one write, but not against another
+    job writing the neighbouring region at the same time (except across
+    processes on a local directory)."""
 
 
 def warn(message: str, category: type[Warning] = ZarrdaskWarning) -> None:

@@ -68,8 +68,14 @@ def test_inline_array_shapes_the_graph():
     graph, keyed_graph = dict(inlined.dask), dict(keyed.dask)
     assert len(graph) == 3 and not any(isinstance(v, BlockSource) for v in graph.values())
     assert len(keyed_graph) == 4
-    assert isinstance(keyed_graph["original-" + keyed.name], BlockSource)
-    assert keyed_graph["original-" + keyed.name].array is a
+    assert keyed_graph["original-" + keyed.name] is a  # the array given, as dask's graph holds it
+    zarr = pytest.importorskip("zarr")
+    z = zarr.array(np.arange(6), chunks=(2,))
+    from_z = zarrdask.from_zarr(z, inline_array=False)
+    assert dict(from_z.dask)["original-" + from_z.name] is z
+    np.testing.assert_array_equal(from_z.compute(), np.arange(6))  # read through zarrdask's engine all the same
+    by_path = zarrdask.from_zarr(a.store, inline_array=False)
+    assert isinstance(dict(by_path.dask)["original-" + by_path.name], BlockSource)
     assert inlined.name != keyed.name
     assert zarrdask.from_zarr(a, inline_array=True).name == inlined.name
     for x in (inlined, keyed):
@@ -237,3 +243,19 @@ def test_chunks_dask_leaves_out_empty_blocks():
     arr = zarrdask.to_zarr(y, MemoryStore(), chunks="dask")
     assert arr.chunks == ((2, 3, 3),)  # a rectilinear grid of the blocks that hold something
     np.testing.assert_array_equal(arr[...], [0, 1, 6, 7, 8, 9, 10, 11])
+
+
+def test_region_edges_inside_chunks_warn_as_dask_warns():
+    from dask.array.core import PerformanceWarning
+
+    from zarrdask.errors import RegionEdgeWarning
+
+    a = zarrdask.create_array(MemoryStore(), shape=(4, 4), dtype="i8", chunks=(2, 2), fill_value=0)
+    x = da.arange(16).reshape(4, 4).rechunk(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zarrdask.to_zarr(x[:2, :2], a, region=(slice(0, 2), slice(0, 2)))  # on chunk boundaries: silent
+    with pytest.warns(RegionEdgeWarning, match=r"region \(1:4, 2:3\).*axis 0, 1") as record:
+        zarrdask.to_zarr(x[:3, 3:4], a, region=(slice(1, 4), slice(2, 3)))
+    assert issubclass(record[0].category, PerformanceWarning)
+    np.testing.assert_array_equal(a[...], [[0, 1, 0, 0], [4, 5, 3, 0], [0, 0, 7, 0], [0, 0, 11, 0]])

@@ -46,26 +46,9 @@ _ONE_BLOCK_PER_SHARD = (
     "inner chunk. The test asserts dask's chunks"
 )
 
-_THE_GRAPH_HOLDS_ZARRDASKS_READER = (
-    "with inline_array=False the graph's extra key holds what its tasks read: zarrdask's reader over a "
-    "zarrdask Array opened on the zarr-python array's store, not the zarr-python Array passed in, which "
-    "zarrdask never reads through. The test looks for that Array among the graph's values (the graph's "
-    "shape, one key more than with inline_array=True, is dask's)"
-)
-
-_NO_RECHUNK_NO_WARNING = (
-    "zarrdask warns (AlignmentWarning, a dask PerformanceWarning) when it rechunks blocks that would share "
-    "a stored chunk; one block written into a region inside one chunk needs no rechunk (its task reads the "
-    "chunk, replaces its part and writes it back), so there is no warning where dask warns (dask warns "
-    "whenever a region's block size is not a multiple of the chunk size). The test expects the warning for "
-    "a[3:, 3:] written into region (2:3, 1:2) of 2x2 chunks"
-)
-
 #: test id patterns (fnmatch) → why zarrdask deliberately differs. Each is listed in
 #: docs/differences.md.
 DIFFERENCES: dict[str, str] = {
     "test_zarr_sharding_roundtrip[[]chunks0-shards0[]]": _ONE_BLOCK_PER_SHARD,
     "test_zarr_sharding_roundtrip[[]chunks1-shards1[]]": _ONE_BLOCK_PER_SHARD,
-    "test_zarr_inline_array[[]False[]]": _THE_GRAPH_HOLDS_ZARRDASKS_READER,
-    "test_zarr_regions": _NO_RECHUNK_NO_WARNING,
 }

@@ -12,6 +12,8 @@ tasks in parallel.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 import dask.array as da
@@ -21,6 +23,7 @@ from dask.base import tokenize
 from .._pool import single_threaded
 from ..core.api import open_array
 from ..core.array import Array
+from ..storage.zarr_python import zarr_python_location
 
 
 class BlockSource:
@@ -39,6 +42,50 @@ class BlockSource:
 
     def __dask_tokenize__(self) -> Any:
         return (f"zarrdask.{type(self).__name__}", self.array.__dask_tokenize__())
+
+
+class _Opened:
+    """zarrdask's view of the zarr-python arrays a graph holds (``inline_array=False``),
+    opened once per process and forgotten with the array."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[int, tuple[weakref.ref, Array]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, source: Any) -> Array:
+        with self._lock:
+            found = self._arrays.get(id(source))
+            if found is not None and found[0]() is source:
+                return found[1]
+        array = open_array(source, mode="r")
+        with self._lock:
+            key = id(source)
+            self._arrays[key] = (weakref.ref(source, lambda _: self._arrays.pop(key, None)), array)
+        return array
+
+
+_opened = _Opened()
+
+
+def read_block(source: Any, selection: Any, asarray: bool = False, lock: Any = None) -> np.ndarray:
+    """A block of ``source`` (a zarrdask or zarr-python array, or a
+    :class:`BlockSource`), read through the chunk engine with its thread pool
+    off: the getter of the graph's tasks (dask's ``getter`` signature)."""
+    if isinstance(source, BlockSource):
+        return source[selection]
+    array = source if isinstance(source, Array) else _opened(source)
+    with single_threaded():
+        return np.asarray(array.get_basic_selection(selection))
+
+
+def _graph_source(source: Any, array: Array, inline_array: bool) -> Any:
+    """What the graph holds: with ``inline_array=False`` the array object it was
+    given (a zarrdask or zarr-python ``Array``, as dask's graph holds it), else
+    a small reader of ``array``."""
+    if not inline_array and (isinstance(source, Array) or getattr(zarr_python_location(source), "node_type", None)
+                             == "array"):
+        return source
+    return BlockSource(array)
 
 
 def open_source(source: Any, path: str = "", storage_options: dict[str, Any] | None = None) -> Array:
@@ -81,9 +128,11 @@ def from_zarr(
         chunks and ``inline_array``.
     inline_array
         ``True`` (default): the graph is one layer whose tasks each hold the
-        (small, picklable) array reader. ``False``: the reader is a key of its
+        (small, picklable) array reader. ``False``: the source is a key of its
         own (``"original-" + name``) that every task refers to, as
-        ``dask.array.from_array(..., inline_array=False)`` does. dask's own
+        ``dask.array.from_array(..., inline_array=False)`` does — the zarrdask or
+        zarr-python ``Array`` given (read through zarrdask's engine all the
+        same), or a reader of the array a path or store names. dask's own
         ``from_zarr`` defaults to ``False``.
 
     Returns
@@ -96,12 +145,13 @@ def from_zarr(
     if name is None:
         name = "zarrdask-from-zarr-" + tokenize(array, chunks, inline_array)
     return da.from_array(
-        BlockSource(array),
+        _graph_source(source, array, inline_array),
         chunks=chunks,
         name=name,
         lock=False,
         asarray=False,
         fancy=False,
+        getitem=read_block,
         inline_array=inline_array,
         meta=np.empty((0,) * array.ndim, dtype=array.dtype),
     )

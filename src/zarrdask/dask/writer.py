@@ -29,11 +29,11 @@ import dask.array as da
 from .._pool import single_threaded
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
-from ..errors import AlignmentWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
+from ..errors import AlignmentWarning, RegionEdgeWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
 from ..indexing import normalize_selection
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
-from .alignment import aligned_chunks, is_aligned, misaligned_blocks
+from .alignment import Units, aligned_chunks, is_aligned, misaligned_blocks
 from .graph import BlockSource
 from .keywords import check_existing, check_names, resolve_mode
 
@@ -197,6 +197,8 @@ def to_zarr(
             f"array {target.name!r}: the dask array's shape {x.shape} does not match the "
             f"region's shape {want}"
         )
+    if region is not None:
+        _warn_region_edges(target, region_slices)
     x = _aligned(x, target, tuple(s.start for s in region_slices), align, new=mode in ("w", "w-"))
     kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
     stored = da.store(
@@ -219,6 +221,28 @@ def _check_known_chunks(x: da.Array) -> None:
             f"{', '.join(map(str, axes))} (shape {x.shape}), expected integers, so where each block goes "
             "in the Zarr array is not known. Call x.compute_chunk_sizes() first"
         )
+
+
+def _warn_region_edges(target: Array, region: tuple[slice, ...]) -> None:
+    """A :class:`~zarrdask.errors.RegionEdgeWarning` when ``region``'s edges
+    cut through the array's shards (chunks), as dask warns for such regions."""
+    unit = target.shards or target.chunks
+    cut = [d for d, (r, u, n) in enumerate(zip(region, unit, target.shape))
+           if not Units(u).on_boundary(r.start) or not (Units(u).on_boundary(r.stop) or r.stop == n)]
+    if cut:
+        kind = "shards" if target.shards else "chunks"
+        warn(
+            f"array {target.name!r}: the region {_region_text(region)} starts or ends inside {kind} of shape "
+            f"{_short_unit(unit)} along axis {', '.join(map(str, cut))}: the edge {kind} are read, merged and "
+            "written back by the task that writes them, which is safe within this write but not against another "
+            "job writing the neighbouring region at the same time. Write regions on multiples of the "
+            f"{kind} to avoid it",
+            RegionEdgeWarning,
+        )
+
+
+def _region_text(region: tuple[slice, ...]) -> str:
+    return "(" + ", ".join(f"{r.start}:{r.stop}" for r in region) + ")"
 
 
 def _aligned(x: da.Array, target: Array, start: tuple[int, ...], align: str, new: bool) -> da.Array:

@@ -16,6 +16,7 @@ read the result identically.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Hashable, Mapping
 
 import dask.array as da
@@ -32,7 +33,7 @@ from ..core.nodes import node_name, prepare_node
 from ..dask import aligned_chunks, is_aligned, misaligned_blocks
 from ..dask import to_zarr as dask_to_zarr
 from ..dask.alignment import Units
-from ..errors import GroupNotFoundError
+from ..errors import GroupNotFoundError, RegionEdgeWarning
 from ..storage.abc import Store
 from .backend import array_variable, dims_and_attrs
 from .encoding import (
@@ -267,8 +268,10 @@ class DatasetWrite:
             target = write.target(group, self.write_empty_chunks)
             data = write.variable.data
             if isinstance(data, da.Array):
-                pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
-                                            align="rechunk" if self.align_chunks else "auto"))
+                with warnings.catch_warnings():  # xarray's rules for regions are safe_chunks' (checked above)
+                    warnings.simplefilter("ignore", RegionEdgeWarning)
+                    pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
+                                                align="rechunk" if self.align_chunks else "auto"))
             else:
                 target[write.region] = np.asarray(data)
         return pending
