@@ -12,22 +12,10 @@ import numpy as np
 import pytest
 
 from zarrdask.errors import MetadataError, UnknownDataTypeError
-from zarrdask.metadata.dtypes import (
-    FAMILIES,
-    REGISTRY,
-    DataType,
-    Registry,
-    data_type_to_v3,
-    decode_fill_value_v2,
-    decode_fill_value_v3,
-    dtype_to_v2,
-    encode_fill_value_v2,
-    encode_fill_value_v3,
-    fill_values_equal,
-    normalize_fill_value,
-    parse_data_type_v3,
-    parse_dtype_v2,
-    vlen_fill_value_v2,
+from zarrdask.metadata.dtypes import FAMILIES, REGISTRY, DataType, Registry, vlen_fill_value_v2
+from zarrdask.metadata.dtypes.api import (
+    data_type_to_v3, decode_fill_value_v2, decode_fill_value_v3, dtype_to_v2, encode_fill_value_v2,
+    encode_fill_value_v3, fill_values_equal, normalize_fill_value, parse_data_type_v3, parse_dtype_v2,
 )
 from zarrdask.metadata.dtypes.base import configured_length
 from zarrdask.metadata.dtypes.boolean import Bool

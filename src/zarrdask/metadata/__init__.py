@@ -5,19 +5,8 @@ Pure data with no I/O: ``from_json(dict)`` validates and decodes a document,
 :mod:`.limits` (what a document may declare).
 """
 
-from .dtypes import (
-    data_type_to_v3,
-    decode_fill_value_v2,
-    decode_fill_value_v3,
-    default_fill_value,
-    dtype_to_v2,
-    encode_fill_value_v2,
-    encode_fill_value_v3,
-    fill_values_equal,
-    normalize_fill_value,
-    parse_data_type_v3,
-    parse_dtype_v2,
-)
+from .dtypes.api import *  # noqa: F403 - the data-type functions, listed in dtypes.api.__all__
+from .dtypes.api import __all__ as _data_type_functions
 from .v2 import ArrayMetadataV2, GroupMetadataV2
 from .v3 import (
     ArrayMetadataV3,
@@ -34,16 +23,6 @@ __all__ = [
     "GroupMetadataV2",
     "GroupMetadataV3",
     "InvalidNodeNameError",
-    "data_type_to_v3",
-    "decode_fill_value_v2",
-    "decode_fill_value_v3",
-    "default_fill_value",
-    "dtype_to_v2",
-    "encode_fill_value_v2",
-    "encode_fill_value_v3",
-    "fill_values_equal",
-    "normalize_fill_value",
-    "parse_data_type_v3",
-    "parse_dtype_v2",
     "validate_node_name",
+    *(name for name in _data_type_functions if name != "resolve_data_type_v3"),
 ]

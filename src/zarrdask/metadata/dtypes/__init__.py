@@ -32,40 +32,17 @@ here are readable there (``raw_bytes``, ``null_terminated_bytes``,
 ``structured``; see :mod:`.raw`, :mod:`.fixed_bytes`, :mod:`.structured`).
 """
 
-from .api import (
-    data_type_to_v3,
-    decode_fill_value_v2,
-    decode_fill_value_v3,
-    default_fill_value,
-    dtype_to_v2,
-    encode_fill_value_v2,
-    encode_fill_value_v3,
-    fill_values_equal,
-    normalize_fill_value,
-    parse_data_type_v3,
-    parse_dtype_v2,
-    resolve_data_type_v3,
-)
+from .api import *  # noqa: F403 - the functions the metadata documents and the core call (api.__all__)
+from .api import __all__ as _functions
 from .base import DataType
 from .registry import FAMILIES, REGISTRY, Registry
 from .vlen import normalize_dtype, vlen_dtype_v2, vlen_fill_value_v2
 
 __all__ = [
-    "parse_dtype_v2",
-    "dtype_to_v2",
-    "decode_fill_value_v2",
-    "encode_fill_value_v2",
-    "parse_data_type_v3",
-    "data_type_to_v3",
-    "decode_fill_value_v3",
-    "encode_fill_value_v3",
-    "default_fill_value",
-    "normalize_fill_value",
-    "fill_values_equal",
+    *_functions,
     "normalize_dtype",
     "vlen_dtype_v2",
     "vlen_fill_value_v2",
-    "resolve_data_type_v3",
     "DataType",
     "Registry",
     "FAMILIES",
