@@ -17,16 +17,22 @@ from ..errors import MetadataError
 
 @dataclass(frozen=True)
 class ChunkKeyEncoding:
-    """Maps chunk grid coordinates to the key under the array's path."""
+    """Maps chunk grid coordinates to the key under the array's path.
+
+    ``separator`` defaults to the encoding's own: ``"/"`` for ``default``,
+    ``"."`` for ``v2``. (Its JSON form is
+    :class:`zarrdask.metadata.ChunkKeyEncodingSpec`, a subclass.)"""
 
     name: str = "default"
-    separator: str = "/"
+    separator: str = None  # type: ignore[assignment]  # None: the encoding's default
 
     def __post_init__(self) -> None:
         if self.name not in ("default", "v2"):
             raise MetadataError(
                 f"chunk_key_encoding: unknown name {self.name!r}; expected 'default' or 'v2'"
             )
+        if self.separator is None:
+            object.__setattr__(self, "separator", "/" if self.name == "default" else ".")
         if self.separator not in ("/", "."):
             raise MetadataError(
                 f"chunk_key_encoding: separator must be '/' or '.', found {self.separator!r}"

@@ -18,19 +18,19 @@ taken before; an all-``int`` tuple is a regular grid.
 from __future__ import annotations
 
 import bisect
-import itertools
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Sequence, Union
 
 import numpy as np
 
+from .grid import ChunkGrid, RegularGrid, largest_chunk
+
 AxisChunks = Union[int, tuple]
 GridChunks = tuple
 
 __all__ = ["AxisChunks", "GridChunks", "RectilinearGrid", "Axis", "axis", "dask_chunks", "is_regular",
-           "grid_for", "boundaries", "grow_edges", "normalize_chunks"]
+           "grid_for", "boundaries", "grow_edges", "normalize_chunks", "largest_chunk"]
 
 
 def is_regular(chunks: Sequence[AxisChunks]) -> bool:
@@ -103,49 +103,37 @@ def axis(chunks: AxisChunks, length: int) -> Axis:
 
 
 @dataclass(frozen=True)
-class RectilinearGrid:
-    """A grid of per-axis ``chunks`` (``int`` or edge tuples) over an array of ``shape``.
-
-    The same interface as :class:`~zarrdask.chunking.RegularGrid`.
-    """
+class RectilinearGrid(ChunkGrid):
+    """A grid of per-axis ``chunks`` (``int`` or edge tuples) over an array of ``shape``."""
 
     shape: tuple[int, ...]
     chunks: tuple
+    name = "rectilinear"
 
     @cached_property
     def axes(self) -> tuple[Axis, ...]:
         return tuple(Axis(c, n) for c, n in zip(self.chunks, self.shape))
 
     @property
+    def regular(self) -> bool:
+        return is_regular(self.chunks)
+
+    @property
     def grid_shape(self) -> tuple[int, ...]:
         return tuple(a.nchunks for a in self.axes)
 
-    @property
-    def nchunks(self) -> int:
-        return math.prod(self.grid_shape)
-
     def chunk_shape_at(self, coords: tuple[int, ...]) -> tuple[int, ...]:
-        """The full shape of chunk ``coords`` (the shape it is encoded with)."""
         return tuple(a.size(c) for a, c in zip(self.axes, coords))
 
     def chunk_region(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
-        """The part of the array chunk ``coords`` covers, clipped to the array."""
         return tuple(slice(a.start(c), a.start(c) + a.clipped(c)) for a, c in zip(self.axes, coords))
-
-    def all_chunk_coords(self) -> Iterator[tuple[int, ...]]:
-        return itertools.product(*(range(n) for n in self.grid_shape))
 
     def dask_chunks(self) -> tuple[tuple[int, ...], ...]:
         return tuple(a.dask_chunks() for a in self.axes)
 
-    def largest_chunk(self) -> tuple[int, ...]:
-        return tuple(a.step if a.step is not None else max(a.edges, default=1) for a in self.axes)
 
-
-def grid_for(shape: tuple[int, ...], chunks: Sequence[AxisChunks]):
-    """The grid object for ``chunks``: a RegularGrid when every axis is an ``int``."""
-    from .grid import RegularGrid
-
+def grid_for(shape: tuple[int, ...], chunks: Sequence[AxisChunks]) -> ChunkGrid:
+    """The grid of ``chunks`` over ``shape``: a :class:`RegularGrid` when every axis is an ``int``."""
     if is_regular(chunks):
         return RegularGrid(tuple(shape), tuple(int(c) for c in chunks))
     return RectilinearGrid(tuple(shape), tuple(chunks))
@@ -153,7 +141,7 @@ def grid_for(shape: tuple[int, ...], chunks: Sequence[AxisChunks]):
 
 def dask_chunks(shape: tuple[int, ...], chunks: Sequence[AxisChunks]) -> tuple[tuple[int, ...], ...]:
     """The grid as a dask ``chunks`` tuple (edges clipped to the shape)."""
-    return RectilinearGrid(tuple(shape), tuple(chunks)).dask_chunks()
+    return grid_for(shape, chunks).dask_chunks()
 
 
 def boundaries(chunks: AxisChunks, length: int) -> Iterator[int]:

@@ -18,27 +18,17 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import config
-from ..chunking import ChunkKeyEncoding, RectilinearGrid, dask_chunks, grid_for, is_regular
 from ..chunking.rectilinear import grow_edges
 from ..codecs.abc import ArrayBytesCodec
 from ..errors import SelectionError
 from ..indexing import CoordinateIndexer, Indexer, selection_kind
 from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
-from ..metadata.v3 import largest_chunk
-from ..metadata.dtypes import default_fill_value, vlen_dtype_v2, vlen_fill_value_v2
 from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
-from .nodes import ZARRAY, Node, NodeDocs, key_of
-
-
-def _distinct_shapes(chunks: tuple) -> list[tuple[int, ...]]:
-    """Chunk shapes that between them use every distinct edge length of every
-    axis (a codec's checks of a chunk shape are per axis: sharding's divisibility)."""
-    per_axis = [sorted({c}) if isinstance(c, int) else sorted(set(c)) or [1] for c in chunks]
-    n = max((len(p) for p in per_axis), default=1)
-    return [tuple(p[min(i, len(p) - 1)] for p in per_axis) for i in range(n)] or [()]
+from .layout import ArrayLayout, resolve
+from .nodes import ZARRAY, Node, NodeDocs
 
 
 class _Accessor:
@@ -96,15 +86,25 @@ class Array(Node):
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
-        self._codec  # build and check the codecs now: a bad configuration fails at open
+        self.layout  # resolve now: a bad codec configuration fails at open
 
     @classmethod
     def _from_node(cls, store: Store, node: NodeDocs, *, read_only: bool, **kwargs: Any) -> "Array":
         return cls(store, node.path, node.metadata, node.attributes, read_only=read_only, **kwargs)
 
+    @cached_property
+    def layout(self) -> ArrayLayout:
+        """The array resolved (:mod:`zarrdask.core.layout`): grid, data type,
+        codecs, fill value, chunk keys — what the chunk engine works on."""
+        return resolve(self._metadata, self._path)
+
+    @property
+    def _layout(self) -> ArrayLayout:  # the older name some modules still use
+        return self.layout
+
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._metadata.shape)
+        return self.layout.shape
 
     @property
     def ndim(self) -> int:
@@ -118,8 +118,7 @@ class Array(Node):
     def dtype(self) -> np.dtype:
         """The numpy dtype of the data in memory: ``StringDType`` for strings (v3
         ``string``; v2 ``"|O"`` with ``vlen-utf8``), ``object`` for bytes."""
-        m = self._metadata
-        return vlen_dtype_v2(m.dtype, m.filters) if isinstance(m, ArrayMetadataV2) else m.data_type
+        return self.layout.dtype
 
     @property
     def itemsize(self) -> int:
@@ -135,42 +134,24 @@ class Array(Node):
         (shards when sharded, else chunks) — an ``int`` where the axis is regular,
         the tuple of edge lengths where it is rectilinear (zarr-extensions
         ``chunk-grids/rectilinear``; the last edge may reach past the shape)."""
-        m = self._metadata
-        return tuple(m.chunks) if isinstance(m, ArrayMetadataV2) else tuple(m.chunk_shape)
-
+        return self.layout.grid.chunks
 
     @property
     def chunk_grid(self) -> str:
         """``"regular"`` or ``"rectilinear"`` (zarr-extensions ``chunk-grids/rectilinear``)."""
-        m = self._metadata
-        return "regular" if isinstance(m, ArrayMetadataV2) else m.chunk_grid_name
-
-    @property
-    def _grid(self) -> Any:
-        return grid_for(self.shape, self.unit_grid)
+        return self.layout.grid.name
 
     @property
     def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
         """The extent of every stored unit (shard when sharded, else chunk) along
         each axis, clipped to the shape: a dask ``chunks`` tuple (zarr-python 3.4's name)."""
-        return dask_chunks(self.shape, self.unit_grid)
+        return self.layout.grid.dask_chunks()
 
     @property
     def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
         """The extent of every chunk (inner chunk when sharded) along each axis,
         clipped to the shape (zarr-python 3.4's name)."""
-        sharding = self._sharding
-        if sharding is None:
-            return self.write_chunk_sizes
-        return dask_chunks(self.shape, sharding.chunk_shape)
-
-    @property
-    def _sharding(self) -> Any:
-        from ..codecs.sharding import ShardingCodec
-
-        if self.zarr_format == 3 and isinstance(self._codec.array_bytes, ShardingCodec):
-            return self._codec.array_bytes
-        return None
+        return self.layout.read_grid.dask_chunks()
 
     @property
     def chunks(self) -> tuple:
@@ -180,64 +161,42 @@ class Array(Node):
         along each axis clipped to the shape, a dask ``chunks`` tuple (as
         :attr:`read_chunk_sizes`; zarr-python 3.4 raises here instead).
         """
-        sharding = self._sharding
-        if sharding is not None:
-            return sharding.chunk_shape
-        return self.unit_grid if is_regular(self.unit_grid) else self.write_chunk_sizes
+        return self.layout.chunks
 
     @property
     def shards(self) -> tuple | None:
         """The shard shape, or ``None`` when the array is not sharded (for a
         rectilinear grid of shards, their sizes per axis as a dask ``chunks`` tuple)."""
-        if self._sharding is None:
-            return None
-        return self.unit_grid if is_regular(self.unit_grid) else self.write_chunk_sizes
+        return self.layout.shards
 
     @property
     def fill_value(self) -> Any:
         """The fill value; for v2 variable-length strings and bytes the value it
         stands for (zarr-python 2's legacy ``0`` is ``""`` / ``b""``)."""
-        m = self._metadata
-        if isinstance(m, ArrayMetadataV2) and m.dtype.kind == "O" and m.fill_value is not None:
-            return self._fill_for_read
-        return m.fill_value
+        stored = self._metadata.fill_value
+        return self.layout.fill_value if self.dtype.kind in "OT" and stored is not None else stored
 
     @property
     def order(self) -> str:
-        m = self._metadata
-        return m.order if isinstance(m, ArrayMetadataV2) else "C"
+        return self.layout.order
 
     @property
     def filters(self) -> tuple[Any, ...]:
         """The v2 filters (numcodecs codecs) or the v3 array→array codecs (for a
         sharded array, those before the sharding codec and those inside it)."""
-        chain = self._codec
-        if self.zarr_format == 2:
-            return tuple(chain.array_bytes.filters)
-        sharding = self._sharding
-        inner = tuple(sharding.codec_chain.array_array) if sharding is not None else ()
-        return tuple(chain.array_array) + inner
+        return self.layout.filters
 
     @property
     def serializer(self) -> ArrayBytesCodec | None:
         """The v3 array→bytes codec — for a sharded array the one inside the
         shards, as zarr-python reports it (``None`` for v2 arrays)."""
-        if self.zarr_format == 2:
-            return None
-        sharding = self._sharding
-        return sharding.codec_chain.array_bytes if sharding is not None else self._codec.array_bytes
+        return self.layout.serializer
 
     @property
     def compressors(self) -> tuple[Any, ...]:
         """The v2 compressor (numcodecs) or the v3 bytes→bytes codecs (for a
         sharded array, those compressing the inner chunks, as zarr-python reports them)."""
-        m = self._metadata
-        if isinstance(m, ArrayMetadataV2):
-            from ..codecs.numcodecs_v2 import numcodecs_from_config
-
-            return (numcodecs_from_config(m.compressor),) if m.compressor else ()
-        sharding = self._sharding
-        return tuple((sharding.codec_chain if sharding is not None else self._codec).bytes_bytes)
+        return self.layout.compressors
 
     @property
     def compressor(self) -> Any:
@@ -247,8 +206,7 @@ class Array(Node):
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
-        m = self._metadata
-        return None if isinstance(m, ArrayMetadataV2) else m.dimension_names
+        return self.layout.dimension_names
 
     @property
     def write_empty_chunks(self) -> bool:
@@ -256,76 +214,32 @@ class Array(Node):
             return bool(config.get("write_empty_chunks"))
         return self._write_empty_chunks
 
-    @cached_property
-    def _codec(self):
-        from ..codecs.abc import ChunkSpec
-        from ..codecs.chain import CodecChain
-        from ..codecs.numcodecs_v2 import v2_chain
-        from ..codecs.registry import codec_from_json
-        from ..errors import CodecError, MetadataError
+    @property
+    def _codec(self) -> Any:
+        return self.layout.codec
 
-        m = self._metadata
-        v2 = isinstance(m, ArrayMetadataV2)
-        key = key_of(self._path, ".zarray" if v2 else "zarr.json")
-        # (v2: an object dtype needs an object codec as the first filter)
-        spec = ChunkSpec(largest_chunk(self.unit_grid), self.dtype, None if v2 else self._fill_for_read, self.order)
-        try:
-            if v2:
-                chain = v2_chain(m.filters, m.compressor, key=key)
-            else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
-                chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in m.codecs], key=key, spec=spec)
-            for shape in _distinct_shapes(self.unit_grid):  # rectilinear: every edge length per axis
-                chain.validate(spec.with_shape(shape))
-        except (CodecError, MetadataError) as e:  # name the document (a codec's own check cannot)
-            if key in str(e):
-                raise
-            raise type(e)(f"{key}: {e}") from None
-        return chain
+    @property
+    def _sharding(self) -> Any:
+        return self.layout.sharding
 
     @property
     def _fill_for_read(self) -> Any:
-        m = self._metadata
-        if isinstance(m, ArrayMetadataV2) and m.dtype.kind == "O":
-            return vlen_fill_value_v2(m.fill_value, self.dtype, m.filters,
-                                      key=key_of(self._path, ".zarray"))
-        fill = m.fill_value
-        return default_fill_value(self.dtype) if fill is None else fill
-
-    @cached_property
-    def _layout(self) -> engine.ChunkLayout:
-        m = self._metadata
-        if isinstance(m, ArrayMetadataV2):
-            enc = ChunkKeyEncoding("v2", m.dimension_separator)
-        else:
-            enc = ChunkKeyEncoding(m.chunk_key_encoding.name, m.chunk_key_encoding.separator)
-        return engine.ChunkLayout(
-            prefix=self._path + "/" if self._path else "",
-            shape=self.shape,
-            chunk_shape=self.unit_grid,
-            dtype=self.dtype,
-            fill_value=self._fill_for_read,
-            codec=self._codec,
-            key_encoding=enc,
-            order=self.order,
-            objects_are_bytes=not (isinstance(m, ArrayMetadataV2) and self.dtype.kind == "O"
-                                   and (m.filters or [{}])[0].get("id") != "vlen-bytes"),
-        )
+        return self.layout.fill_value
 
     @property
     def nchunks(self) -> int:
         """The number of chunks (inner chunks, for sharded arrays)."""
-        sharding = self._sharding  # (shard edges are multiples of the inner chunks: one regular grid)
-        return grid_for(self.shape, sharding.chunk_shape if sharding is not None else self.unit_grid).nchunks
+        return self.layout.read_grid.nchunks
 
     @property
     def nshards(self) -> int | None:
         """The number of shards, or ``None`` when the array is not sharded."""
-        return self._grid.nchunks if self.shards else None
+        return self.layout.grid.nchunks if self.shards else None
 
     def _stored_keys(self) -> list[str]:
         """The keys of the stored chunks (shards, when sharded) inside the grid."""
-        layout = self._layout
-        grid = self._grid.grid_shape
+        layout = self.layout
+        grid = layout.grid.grid_shape
         keys = []
         for key in self._store.list_prefix(layout.prefix):
             coords = layout.key_encoding.decode(key[len(layout.prefix):])
@@ -346,16 +260,16 @@ class Array(Node):
         sharding = self._sharding
         if sharding is None:
             return len(keys)
-        layout = self._layout
-        spec0 = layout.chunk_spec
+        layout = self.layout
+        shard_spec = layout.chunk_spec
         prefix = len(layout.prefix)
-        grid = RectilinearGrid(self.shape, self.unit_grid)
+        grid = layout.grid
 
         def count(key: str) -> int:
             # only inner chunks overlapping the array count (the index may list others)
             shard = layout.key_encoding.decode(key[prefix:]) or ()
             shard_shape = grid.chunk_shape_at(shard)
-            spec = layout.spec_at(spec0, shard)
+            spec = layout.spec_at(shard_spec, shard)
             region = grid.chunk_region(shard)
             inside = np.ones(tuple(s // c for s, c in zip(shard_shape, self.chunks)), dtype=bool)
             for d, (r, c, n) in enumerate(zip(region, self.chunks, self.shape)):
@@ -380,7 +294,7 @@ class Array(Node):
     def _replace_metadata(self, metadata: Any) -> None:
         self._write_metadata(metadata, self._attrs.asdict(), only=ZARRAY)
         self._metadata = metadata
-        self.__dict__.pop("_layout", None)
+        self.__dict__.pop("layout", None)
 
     # -- reading -------------------------------------------------------------
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
@@ -549,12 +463,8 @@ class Array(Node):
         if not is_vlen_dtype(self.dtype):
             raise TypeError(f"array {self.name!r}: to_arrow() reads strings or bytes, the dtype is {self.dtype}")
         data_type = "string" if self.dtype.kind == "T" else "bytes"
-        codec, grid = self._codec, self.unit_grid
-        if not is_regular(grid):
-            grid = largest_chunk(grid)  # (not zero-copy below: the first axis is not the shape's)
-            zero_copy_ok = False
-        else:
-            zero_copy_ok = True
+        codec, grid = self._codec, self.layout.grid.largest_chunk()
+        zero_copy_ok = self.layout.regular  # (a rectilinear first axis is not the shape's)
         typ = arrow_type(data_type, arrow_offset_type(codec))  # ImportError saying so without pyarrow
         import pyarrow as pa
 
@@ -732,7 +642,7 @@ class Array(Node):
             )
         if any(s < 0 for s in new_shape):
             raise ValueError(f"array {self.name!r}: new shape {new_shape} has a negative length")
-        if self.chunk_grid == "rectilinear":  # edges that no longer cover an axis get one more edge
+        if not self.layout.regular:  # edges that no longer cover an axis get one more edge
             metadata = replace(self._metadata, shape=new_shape,
                                chunk_shape=grow_edges(self.unit_grid, self.shape, new_shape,
                                                       self.chunks if self._sharding is not None else None))

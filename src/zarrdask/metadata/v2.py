@@ -42,8 +42,12 @@ import numpy as np
 
 from ..errors import MetadataError
 from .json_checks import MISSING, field_error, is_json_int, require_dict
+from ..chunking import ChunkGrid, ChunkKeyEncoding, RegularGrid
 from .dtypes import (
     decode_fill_value_v2,
+    default_fill_value,
+    vlen_dtype_v2,
+    vlen_fill_value_v2,
     dtype_to_v2,
     encode_fill_value_v2,
     fill_values_equal,
@@ -126,6 +130,41 @@ class ArrayMetadataV2:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    # -- the array, format-independent (as ArrayMetadataV3 gives it) ------------------
+    @property
+    def grid(self) -> ChunkGrid:
+        """The chunk grid (v2 grids are regular)."""
+        return RegularGrid(self.shape, self.chunks)
+
+    @property
+    def key_encoding(self) -> ChunkKeyEncoding:
+        """Chunk keys: the coordinates joined by ``dimension_separator``."""
+        return ChunkKeyEncoding("v2", self.dimension_separator)
+
+    @property
+    def memory_dtype(self) -> Any:
+        """The dtype of the data in memory: ``StringDType`` for ``"|O"`` with
+        ``vlen-utf8`` (as zarr-python 3 reads it), else :attr:`dtype`."""
+        return vlen_dtype_v2(self.dtype, self.filters)
+
+    @property
+    def dimension_names(self) -> None:
+        """v2 has no dimension names (xarray keeps them in ``_ARRAY_DIMENSIONS``)."""
+        return None
+
+    @property
+    def objects_are_bytes(self) -> bool:
+        """Whether an ``object`` array holds bytes only: not for ``"|O"`` arrays
+        whose object codec is not ``vlen-bytes`` (``json2``, ``pickle``, ...)."""
+        return not (self.dtype.kind == "O" and (self.filters or ({},))[0].get("id") != "vlen-bytes")
+
+    def read_fill_value(self, key: str = ".zarray") -> Any:
+        """The value unwritten elements read as: ``null`` is the type's zero;
+        for ``"|O"`` arrays the value the object codec's fill stands for."""
+        if self.dtype.kind == "O":
+            return vlen_fill_value_v2(self.fill_value, self.memory_dtype, self.filters, key=key)
+        return default_fill_value(self.dtype) if self.fill_value is None else self.fill_value
 
     @classmethod
     def from_json(cls, doc: Any, *, key: str = ".zarray") -> ArrayMetadataV2:

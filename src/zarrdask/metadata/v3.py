@@ -47,8 +47,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..chunking import ChunkGrid, ChunkKeyEncoding, grid_for
 from ..errors import InvalidKeyError, MetadataError
-from .json_checks import MISSING, Text, field_error, is_json_int, require_dict
+from .json_checks import MISSING, field_error, is_json_int, require_dict
 from .dtypes import (
     data_type_to_v3,
     decode_fill_value_v3,
@@ -57,7 +58,18 @@ from .dtypes import (
     normalize_fill_value,
     resolve_data_type_v3,
 )
-from .limits import MAX_EXTENT, MAX_RANK, check_chunk_bytes, parse_shape
+from .chunk_grids import (
+    GRID_NAMES,
+    check_coverage,
+    check_rank,
+    field_of,
+    grid_json,
+    largest_chunk,
+    parse_chunks,
+    parse_configuration,
+    rectilinear_json,
+)
+from .limits import check_chunk_bytes, parse_shape
 
 __all__ = [
     "ArrayMetadataV3",
@@ -146,11 +158,10 @@ def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str,
 
 
 @dataclass(frozen=True)
-class ChunkKeyEncodingSpec:
-    """A ``chunk_key_encoding``: ``default`` (separator ``"/"``) or ``v2`` (separator ``"."``)."""
-
-    name: Literal["default", "v2"] = "default"
-    separator: Literal["/", "."] = None  # type: ignore[assignment]  # None → the encoding's default
+class ChunkKeyEncodingSpec(ChunkKeyEncoding):
+    """A ``chunk_key_encoding`` of a ``zarr.json``: ``default`` (separator ``"/"``)
+    or ``v2`` (separator ``"."``), with its JSON form; it maps chunk coordinates
+    to keys as :class:`~zarrdask.chunking.ChunkKeyEncoding` does."""
 
     def __post_init__(self) -> None:
         if self.name not in ("default", "v2"):
@@ -182,133 +193,9 @@ class ChunkKeyEncodingSpec:
 
 
 def _parse_chunk_grid(value: Any, key: str) -> tuple[str, tuple]:
-    """``(grid name, chunks)``: ``"regular"`` with the chunk shape, or ``"rectilinear"``
-    with one entry per axis, an ``int`` (a regular step) or a tuple of edge lengths
-    (run-length pairs expanded)."""
-    name, conf = _extension_object(value, key, "chunk_grid", ("regular", "rectilinear"), allow_optional=False)
-    if name == "rectilinear":
-        return name, _parse_rectilinear(conf, key)
-    if conf is None or "chunk_shape" not in conf:
-        raise field_error(key, "chunk_grid.configuration.chunk_shape", MISSING,
-                          "a list of positive integers (regular chunk grid)")
-    extra = set(conf) - {"chunk_shape"}
-    if extra:
-        raise field_error(key, "chunk_grid.configuration", conf, f'only "chunk_shape" (unknown keys {sorted(extra)})')
-    if not isinstance(conf["chunk_shape"], list):
-        raise field_error(key, "chunk_grid.configuration.chunk_shape", conf["chunk_shape"],
-                          "a list of positive integers")
-    return name, parse_shape(conf["chunk_shape"], key, "chunk_grid.configuration.chunk_shape", minimum=1)
-
-
-_RECT = "chunk_grid.configuration.chunk_shapes"
-#: at most this many chunk edges per axis once run-length pairs are expanded
-MAX_EDGES = 1 << 24
-
-
-def _edge(v: Any, key: str, field: str) -> int:
-    if not (is_json_int(v) or isinstance(v, np.integer)) or not 1 <= v <= MAX_EXTENT:
-        raise field_error(key, field, v, "a positive integer (an edge length, zarr-extensions chunk-grids/rectilinear)")
-    return int(v)
-
-
-def _parse_rectilinear(conf: dict | None, key: str) -> tuple:
-    """The ``rectilinear`` grid's configuration (zarr-extensions ``chunk-grids/rectilinear``)."""
-    if conf is None:
-        raise field_error(key, "chunk_grid.configuration", MISSING,
-                          'an object {"kind": "inline", "chunk_shapes": [...]}')
-    extra = set(conf) - {"kind", "chunk_shapes"}
-    if extra:
-        raise field_error(key, "chunk_grid.configuration", conf,
-                          f'only "kind" and "chunk_shapes" (unknown keys {sorted(extra)})')
-    if conf.get("kind", MISSING) != "inline":
-        raise field_error(key, "chunk_grid.configuration.kind", conf.get("kind", MISSING),
-                          '"inline" (the only kind of the rectilinear chunk grid)')
-    shapes = conf.get("chunk_shapes", MISSING)
-    if not isinstance(shapes, list):
-        raise field_error(key, _RECT, shapes, "a list with one entry per dimension (an edge length or a list of them)")
-    if len(shapes) > MAX_RANK:
-        raise field_error(key, _RECT, shapes, f"at most {MAX_RANK} dimensions")
-    axes: list[Any] = []
-    for d, axis in enumerate(shapes):
-        field_d = f"{_RECT}[{d}]"
-        if not isinstance(axis, list):
-            axes.append(_edge(axis, key, field_d))
-            continue
-        edges: list[int] = []
-        for i, item in enumerate(axis):
-            if isinstance(item, list):
-                if len(item) != 2:
-                    raise field_error(key, f"{field_d}[{i}]", item,
-                                      "an edge length or a run-length pair [edge length, count]")
-                v = _edge(item[0], key, f"{field_d}[{i}][0]")
-                n = item[1]
-                if not is_json_int(n) or n < 1:
-                    raise field_error(key, f"{field_d}[{i}][1]", n, "a positive integer (a repeat count)")
-                if len(edges) + n > MAX_EDGES:
-                    raise field_error(key, field_d, Text(f"more than {MAX_EDGES} edges"),
-                                      f"at most {MAX_EDGES} chunk edges per dimension")
-                edges.extend([v] * n)
-            else:
-                edges.append(_edge(item, key, f"{field_d}[{i}]"))
-        axes.append(tuple(edges))
-    return tuple(axes)
-
-
-def _rectilinear_chunks(value: Any, key: str) -> tuple:
-    """Per-axis chunks given in code: an int, or a sequence of edge lengths."""
-    if not isinstance(value, (list, tuple)):
-        raise field_error(key, _RECT, value, "a list with one entry per dimension (an edge length or a list of them)")
-    if len(value) > MAX_RANK:
-        raise field_error(key, _RECT, value, f"at most {MAX_RANK} dimensions")
-    out: list[Any] = []
-    for d, axis in enumerate(value):
-        if isinstance(axis, (list, tuple, np.ndarray)):
-            if len(axis) > MAX_EDGES:
-                raise field_error(key, f"{_RECT}[{d}]", Text(f"{len(axis)} edges"), f"at most {MAX_EDGES} edges")
-            out.append(tuple(_edge(v, key, f"{_RECT}[{d}][{i}]") for i, v in enumerate(axis)))
-        else:
-            out.append(_edge(axis, key, f"{_RECT}[{d}]"))
-    return tuple(out)
-
-
-def largest_chunk(chunks: tuple) -> tuple[int, ...]:
-    """The largest edge along each axis (the chunk shape for a regular grid)."""
-    return tuple(c if isinstance(c, int) else max(c, default=1) for c in chunks)
-
-
-def _grid_text(chunks: tuple) -> Any:
-    return Text(str([c if isinstance(c, int) else list(c) for c in chunks]))
-
-
-def encode_edges(axis: int | tuple[int, ...]) -> int | list:
-    """One axis of ``chunk_shapes`` as zarr-python 3.4 writes it: an integer stays an
-    integer; in a list, runs of two or more equal edges become ``[edge, count]``."""
-    if isinstance(axis, int):
-        return axis
-    out: list = []
-    i = 0
-    while i < len(axis):
-        j = i
-        while j < len(axis) and axis[j] == axis[i]:
-            j += 1
-        out.append([axis[i], j - i] if j - i > 1 else axis[i])
-        i = j
-    return out
-
-
-def rectilinear_json(chunks: tuple) -> dict:
-    """The canonical ``rectilinear`` chunk grid object for per-axis ``chunks``."""
-    return {"name": "rectilinear",
-            "configuration": {"kind": "inline", "chunk_shapes": [encode_edges(a) for a in chunks]}}
-
-
-def _check_coverage(chunks: tuple, shape: tuple[int, ...], key: str) -> None:
-    """Every explicit edge list must reach the end of its axis (overflow is allowed)."""
-    for d, (axis, n) in enumerate(zip(chunks, shape)):
-        if not isinstance(axis, int) and sum(axis) < n:
-            raise field_error(key, f"{_RECT}[{d}]", list(axis),
-                              f"edge lengths summing to at least the dimension's length {n} (they sum to {sum(axis)}; "
-                              "zarr-extensions chunk-grids/rectilinear)")
+    """``(grid name, per-axis chunks)`` of a ``chunk_grid`` object (:mod:`.chunk_grids`)."""
+    name, conf = _extension_object(value, key, "chunk_grid", GRID_NAMES, allow_optional=False)
+    return name, parse_configuration(name, conf, key)
 
 
 def _codec_name(value: dict | str) -> str:
@@ -378,22 +265,10 @@ class ArrayMetadataV3:
     def _validate(self, key: str) -> None:
         s = object.__setattr__
         s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
-        if self.chunk_grid_name == "rectilinear":
-            s(self, "chunk_shape", _rectilinear_chunks(self.chunk_shape, key))
-            grid_field = _RECT
-        elif self.chunk_grid_name == "regular":
-            s(self, "chunk_shape", parse_shape(self.chunk_shape, key, "chunk_grid.configuration.chunk_shape",
-                                               minimum=1))
-            grid_field = "chunk_grid.configuration.chunk_shape"
-        else:
-            raise field_error(key, "chunk_grid.name", self.chunk_grid_name, '"regular" or "rectilinear"')
-        if len(self.chunk_shape) != len(self.shape):
-            raise MetadataError(
-                f"{key}: field {grid_field!r}: found {_grid_text(self.chunk_shape)} "
-                f"(rank {len(self.chunk_shape)}), expected the rank of 'shape' {list(self.shape)} "
-                f"({len(self.shape)})")
-        if self.chunk_grid_name == "rectilinear":
-            _check_coverage(self.chunk_shape, self.shape, key)
+        s(self, "chunk_shape", parse_chunks(self.chunk_grid_name, self.chunk_shape, key))
+        grid_field = field_of(self.chunk_grid_name)
+        check_rank(self.chunk_grid_name, self.chunk_shape, self.shape, key)
+        check_coverage(self.chunk_shape, self.shape, key)
         if not isinstance(self.data_type, np.dtypes.StringDType):
             s(self, "data_type", np.dtype(self.data_type))
         if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
@@ -438,6 +313,34 @@ class ArrayMetadataV3:
         """Alias of :attr:`data_type`."""
         return self.data_type
 
+    # -- the array, format-independent (as ArrayMetadataV2 gives it) ------------------
+    @property
+    def grid(self) -> ChunkGrid:
+        """The chunk grid (regular or rectilinear)."""
+        return grid_for(self.shape, self.chunk_shape)
+
+    @property
+    def key_encoding(self) -> ChunkKeyEncoding:
+        return self.chunk_key_encoding
+
+    @property
+    def memory_dtype(self) -> Any:
+        """The dtype of the data in memory (:attr:`data_type`)."""
+        return self.data_type
+
+    @property
+    def order(self) -> str:
+        """v3 chunks are C-ordered (a ``transpose`` codec reorders them)."""
+        return "C"
+
+    @property
+    def objects_are_bytes(self) -> bool:
+        return True
+
+    def read_fill_value(self, key: str = "zarr.json") -> Any:
+        """The value unwritten elements read as (v3 fill values are never ``null``)."""
+        return self.fill_value
+
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
     def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ArrayMetadataV3:
@@ -453,11 +356,7 @@ class ArrayMetadataV3:
         shape = parse_shape(doc["shape"], key, "shape", minimum=0)
         dt = resolve_data_type_v3(doc["data_type"], key=key)
         grid_name, chunk_shape = _parse_chunk_grid(doc["chunk_grid"], key)
-        if len(chunk_shape) != len(shape):
-            field = _RECT if grid_name == "rectilinear" else "chunk_grid.configuration.chunk_shape"
-            raise MetadataError(
-                f"{key}: field {field!r}: found {_grid_text(chunk_shape)} "
-                f"(rank {len(chunk_shape)}), expected the rank of 'shape' {list(shape)} ({len(shape)})")
+        check_rank(grid_name, chunk_shape, shape, key)
         cke = ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"], key=key)
         fill = dt.decode_fill_v3(doc["fill_value"], key, "fill_value")
         codecs = doc["codecs"]
@@ -514,10 +413,7 @@ class ArrayMetadataV3:
         if fill_json is None:
             fill_json = encode_fill_value_v3(self.fill_value, self.data_type, data_type=dt_json)
 
-        if self.chunk_grid_name == "rectilinear":
-            grid = rectilinear_json(self.chunk_shape)
-        else:
-            grid = {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
+        grid = grid_json(self.chunk_grid_name, self.chunk_shape)
         if src is not None and "chunk_grid" in src and _parse_chunk_grid(src["chunk_grid"], "zarr.json") == \
                 (self.chunk_grid_name, self.chunk_shape):
             grid = src["chunk_grid"]

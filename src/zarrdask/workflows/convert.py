@@ -365,7 +365,7 @@ def _blocks(array: Array, block_bytes: int) -> Iterator[tuple[tuple[slice, ...],
     when unsharded) and the keys each one writes."""
     layout = array._layout
     if array.chunk_grid == "rectilinear":  # one block per stored chunk (shard)
-        rgrid = array._grid
+        rgrid = array.layout.grid
         for coords in rgrid.all_chunk_coords():
             yield rgrid.chunk_region(coords), [layout.chunk_key(coords)]
         return
