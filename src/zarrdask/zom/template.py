@@ -45,9 +45,9 @@ from typing import Any
 from ..errors import MetadataError, ZarrdaskError
 from ._frozen import json_equal, thaw
 from .diff import diff
-from .schema import schema_errors
 from .fields import child_path
 from .io import from_zarr
+from .schema import schema_errors
 from .spec import ArraySpec, GroupSpec, NodeSpec, from_json
 
 __all__ = [
