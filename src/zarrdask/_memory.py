@@ -18,7 +18,9 @@ with 65,000 minor faults per read, and 90 ms with the read buffers reused
 
 from __future__ import annotations
 
+import ctypes
 import math
+import sys
 import threading
 import weakref
 
@@ -144,9 +146,6 @@ def return_freed_memory() -> None:
             _libc.malloc_trim(0)
         return
     _malloc_set = True
-    import ctypes
-    import sys
-
     if not sys.platform.startswith("linux"):
         return
     try:

@@ -8,6 +8,9 @@ written against zarr-python keeps working.
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 from dask.array.core import PerformanceWarning
 
 __all__ = [
@@ -182,10 +185,8 @@ def warn(message: str, category: type[Warning] = ZarrdaskWarning) -> None:
     """Warn, attributing the warning to the first caller outside zarrdask (and
     outside the libraries calling it: dask, xarray), so that it points at the
     user's line and is shown once per place."""
-    import sys
-    import warnings
-
-    frame, level = sys._getframe(1), 2  # stacklevel 2: warn()'s caller
+    here = inspect.currentframe()
+    frame, level = (here.f_back if here is not None else None), 2  # stacklevel 2: warn()'s caller
     while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
         "zarrdask", "xarray", "dask", "distributed", "contextlib",
     ):

@@ -585,8 +585,8 @@ def test_enough_tasks_for_every_worker():
 
 def test_min_tasks_follows_the_distributed_cluster():
     distributed = pytest.importorskip("distributed")
-    from zarrdask.workflows.rechunk import TASKS_PER_WORKER, _min_tasks
+    from zarrdask.workflows._run import TASKS_PER_WORKER, min_tasks
 
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0",
                                   silence_logs=40) as cluster, distributed.Client(cluster):
-        assert _min_tasks() == 3 * TASKS_PER_WORKER
+        assert min_tasks() == 3 * TASKS_PER_WORKER

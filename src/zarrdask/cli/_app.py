@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from .. import __version__
 from ._common import CliError, as_cli_error
 
 
@@ -31,8 +32,6 @@ class ZarrdaskGroup(click.Group):
 
 
 def _version() -> str:
-    from .. import __version__
-
     return __version__
 
 

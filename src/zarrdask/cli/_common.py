@@ -20,6 +20,7 @@ Exit codes
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import json
 import math
@@ -30,8 +31,12 @@ from typing import Any, TypeVar
 
 import click
 import numpy as np
+from dask.diagnostics import ProgressBar
 
 from .. import errors
+from ..core.api import open as open_any
+from ..storage import store_from
+from ..storage.factory import is_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,16 +155,10 @@ def progress_option(f: F) -> F:
 
 
 # -- opening -------------------------------------------------------------------------
-def _is_url(path: str) -> bool:
-    return "://" in path or "::" in path
-
-
 def open_store(path: str, storage_options: tuple[str, ...], mode: str = "r") -> Any:
     """The store at ``path`` (a local path or an fsspec URL)."""
-    from ..storage import store_from
-
     options = parse_storage_options(storage_options)
-    if not _is_url(path):
+    if not is_url(path):
         if options:
             raise click.BadParameter(
                 f"storage options only apply to URLs such as s3://..., not to the local path {path!r}",
@@ -172,8 +171,6 @@ def open_store(path: str, storage_options: tuple[str, ...], mode: str = "r") -> 
 
 def open_node(path: str, node: str, storage_options: tuple[str, ...]) -> Any:
     """The array or group at ``node`` in the store at ``path``, read-only."""
-    from ..core.api import open as open_any
-
     store = open_store(path, storage_options)
     try:
         return open_any(store, path=node, mode="r")
@@ -194,12 +191,8 @@ def show_progress(progress: bool | None) -> bool:
 
 def progress_bar(enabled: bool) -> Any:
     """A dask progress bar on stderr, or a context that does nothing."""
-    import contextlib
-
     if not enabled:
         return contextlib.nullcontext()
-    from dask.diagnostics import ProgressBar
-
     return ProgressBar(minimum=0.5, out=sys.stderr)
 
 

@@ -35,7 +35,12 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_USAGE, CliError, _is_url, describe, parse_storage_options
+from ..codecs.registry import codec_from_json
+from ..errors import CodecError, MetadataError
+from ..storage import store_from
+from ..storage.factory import is_url
+from ..workflows.plan import parse_max_mem
+from ._common import EXIT_USAGE, CliError, describe, parse_storage_options
 
 __all__ = [
     "codec_arguments",
@@ -144,8 +149,6 @@ def index_keys(spec: Any) -> Any:
 # -- sizes and codecs --------------------------------------------------------------------
 def parse_bytes(text: str, option: str) -> int:
     """``"256MB"`` → ``256_000_000`` (dask's units: kB, MB, GB, KiB, MiB, GiB, ...)."""
-    from ..workflows.plan import parse_max_mem
-
     try:
         return parse_max_mem(text, "the size")
     except (ValueError, TypeError) as e:
@@ -176,9 +179,6 @@ def codec_arguments(values: tuple[str, ...], option: str, *, zarr_format: int) -
                 f"{text!r}: a Zarr v{zarr_format} codec is a JSON object with a {key!r}", param_hint=f"'{option}'"
             )
         if zarr_format == 3:
-            from ..codecs.registry import codec_from_json
-            from ..errors import CodecError, MetadataError
-
             try:
                 codec_from_json(codec)
             except (MetadataError, CodecError) as e:
@@ -196,19 +196,17 @@ def source_options(source: str, targets: list[str | None], storage_options: tupl
     other commands.
     """
     options = parse_storage_options(storage_options)
-    if options and not any(p is not None and _is_url(p) for p in (source, *targets)):
+    if options and not any(p is not None and is_url(p) for p in (source, *targets)):
         raise click.BadParameter(
             "storage options only apply to URLs such as s3://..., and no path given is one",
             param_hint="'--storage-option'",
         )
-    return storage_options if _is_url(source) else ()
+    return storage_options if is_url(source) else ()
 
 
 def target_store(path: str, storage_options: tuple[str, ...]) -> Any:
     """The store at ``path`` opened for writing (``-S`` options if it is a URL)."""
-    from ..storage import store_from
-
-    options = parse_storage_options(storage_options) if _is_url(path) else None
+    options = parse_storage_options(storage_options) if is_url(path) else None
     return store_from(path, mode="a", storage_options=options)
 
 

@@ -8,6 +8,9 @@ from typing import Any
 
 import click
 
+from ..errors import NodeExistsError, ZarrdaskError
+from ..workflows.convert import VerificationError
+from ..workflows.convert import convert as convert_hierarchy
 from ._common import (
     EXIT_PROBLEMS,
     CliError,
@@ -110,9 +113,6 @@ def convert(
     exist identically are kept, shards already written are skipped. -S options
     apply to PATH and DST when they are URLs.
     """
-    from ..workflows.convert import VerificationError
-    from ..workflows.convert import convert as run
-
     fmt = int(zarr_format)
     shard_spec = parse_shape(shards, "--shards")
     chunk_spec = parse_shape(chunks, "--chunks")
@@ -128,7 +128,7 @@ def convert(
         kwargs.update(scheduler="threads", num_workers=workers)
     try:
         with progress_bar(show_progress(progress)):
-            result = run(
+            result = convert_hierarchy(
                 source, target, zarr_format=fmt, shards=shard_spec, chunks=chunk_spec, compressors=codecs,
                 overwrite=overwrite, verify=verify, block_bytes=max(1, int(block_mib * (1 << 20))),
                 progress=False, **kwargs,
@@ -138,8 +138,6 @@ def convert(
             emit_json({"ok": False, "source": path, "target": dst, "error": describe(e)})
         raise CliError(describe(e), EXIT_PROBLEMS) from None
     except (ValueError, TypeError, FileExistsError) as e:
-        from ..errors import NodeExistsError, ZarrdaskError
-
         if isinstance(e, NodeExistsError) or not isinstance(e, ZarrdaskError):
             # the options do not fit the source (v2 shards, a v3 source to v2, ...) or the
             # target holds something else (--overwrite replaces it)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..workflows.demo import run_demo
 from ._common import (
     EXIT_PROBLEMS,
     emit_json,
@@ -80,8 +81,6 @@ def demo(size: str, workers: int, directory: str | None, max_mem: str, progress:
     summary as JSON), progress bars to stderr. Exits with status 1 when the
     verification finds a problem.
     """
-    from ..workflows.demo import run_demo
-
     nbytes = parse_bytes(size, "--size")
     parse_bytes(max_mem, "--max-mem")  # a usage error before the cluster starts
     out = sys.stderr if as_json else sys.stdout

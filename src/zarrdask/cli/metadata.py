@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ..core.group import Group
 from ._common import CliError, emit_json, json_option, open_store, path_argument
 
 __all__ = ["consolidate"]
@@ -20,7 +21,7 @@ def consolidate(path: str, node: str, storage_options: tuple[str, ...], as_json:
     Calls zarrdask.consolidate_metadata, so readers can open the whole hierarchy
     with one read (useful on object stores and HTTP).
     """
-    import zarrdask
+    import zarrdask  # looked up when the command runs: the command says so when the API lacks the function
 
     func = getattr(zarrdask, "consolidate_metadata", None)
     if func is None:
@@ -37,8 +38,6 @@ def consolidate(path: str, node: str, storage_options: tuple[str, ...], as_json:
 
 def _count_members(result: Any) -> int | None:
     """How many nodes below the group the consolidated metadata describes."""
-    from ..core.group import Group
-
     if not isinstance(result, Group):
         return None
     return len(result.members(max_depth=None))

@@ -8,6 +8,9 @@ from typing import Any
 
 import click
 
+from ..core.array import Array
+from ..errors import NodeExistsError, ZarrdaskError
+from ..workflows.rechunk import rechunk as plan_rechunk
 from ._common import (
     emit_json,
     json_option,
@@ -140,16 +143,12 @@ def rechunk(
     names. DST must be empty. -S options apply to PATH, DST and --temp when
     they are URLs.
     """
-    from ..workflows.rechunk import rechunk as plan_rechunk
-
     if chunks is None and shards is None:
         raise click.UsageError("give the target layout with --chunks and/or --shards")
     budget = parse_bytes(max_mem, "--max-mem")
     chunk_spec = parse_shape(chunks, "--chunks", lone_int=True, allow_names=True, allow_none=True)
     shard_spec = parse_shape(shards, "--shards", lone_int=True, allow_names=True, allow_none=True)
     source = open_node(path, node, source_options(path, [dst, temp], storage_options))
-    from ..core.array import Array
-
     if isinstance(source, Array):  # NAME=LENGTH with integer names: dimension indices
         chunk_spec, shard_spec = index_keys(chunk_spec), index_keys(shard_spec)
     target = target_store(dst, storage_options)
@@ -161,8 +160,6 @@ def rechunk(
                 target_options=None if zarr_format is None else {"zarr_format": int(zarr_format)},
             )
         except (ValueError, TypeError, FileExistsError) as e:
-            from ..errors import NodeExistsError, ZarrdaskError
-
             # RechunkPlanError (no plan fits max_mem), shapes that do not fit the source,
             # something at DST already
             if isinstance(e, NodeExistsError) or not isinstance(e, ZarrdaskError):

@@ -10,15 +10,14 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_PROBLEMS, emit_json, json_option, open_node, path_argument
+from .. import zom
+from ._common import EXIT_PROBLEMS, describe, emit_json, json_option, open_node, path_argument
 
 __all__ = ["validate"]
 
 
 def _load_template(path: str) -> Any:
     """The template in ``path``: a JSON file, or a Zarr hierarchy whose structure is the template."""
-    from .. import zom
-
     if os.path.isdir(path) or path.lower().endswith(".zip"):
         return zom.from_zarr(open_node(path, "", ()))
     try:
@@ -39,9 +38,6 @@ def _load_template(path: str) -> Any:
 def _check_exact_template(tmpl: Any) -> None:
     """``--exact`` compares with a whole ZOM document: refuse a partial one here
     (zom.check would read a JSON object without ``zarr_format`` as a store)."""
-    from .. import zom
-    from ._common import describe
-
     if not isinstance(tmpl, dict):
         return  # a hierarchy given as the template (a spec)
     if any(k in tmpl for k in ("$schema", "$defs", "definitions", "$ref")):
@@ -118,8 +114,6 @@ def validate(
     problem is reported, one per line (node, rule, message); exits with status 1
     when there is any. Metadata that cannot be read is a problem too.
     """
-    from .. import zom
-
     if exact and template is None:
         raise click.UsageError("--exact compares with a template; give one with --template")
     obj = open_node(path, node, storage_options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..dask.verify import verify as verify_chunks
 from ._common import (
     EXIT_PROBLEMS,
     emit_json,
@@ -48,14 +49,12 @@ def verify(
     inner chunk for shards), the error and its message. Exits with status 1 when
     there is any.
     """
-    from ..dask.verify import verify as run
-
     obj = open_node(path, node, storage_options)
     kwargs = {"scheduler": "threads"}
     if workers is not None:
         kwargs["num_workers"] = workers
     with progress_bar(show_progress(progress)):
-        report = run(obj, batch_bytes=max(1, int(batch_mib * (1 << 20))), **kwargs)
+        report = verify_chunks(obj, batch_bytes=max(1, int(batch_mib * (1 << 20))), **kwargs)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
+import numpy as np
+
 from ..errors import ContainsArrayError, NodeNotFoundError, StoreError
+from ..metadata import GroupMetadataV2, GroupMetadataV3
 from ..storage.abc import Store
 from ..storage.keys import join_path, normalize_path
 from .array import Array
+from .array_creation import create_array
 from .._pool import io_map
-from .nodes import Node, NodeDocs, node_name, read_node, read_nodes
+from .nodes import METADATA_NAMES, Node, NodeDocs, key_of, node_name, read_node, read_nodes, write_node
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -28,7 +32,23 @@ R = TypeVar("R")
 def _serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     return [fn(x) for x in items]
 
-_META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+
+def create_group(
+    store: Store, path: str, zarr_format: int, *, overwrite: bool, attributes: dict[str, Any] | None
+) -> "Group":
+    """Create a v``zarr_format`` group at ``path`` (and its missing ancestors);
+    ``overwrite`` replaces what is there, otherwise an existing node is an error."""
+    attributes = dict(attributes or {})
+    if zarr_format == 3:
+        meta: Any = GroupMetadataV3.from_json(
+            {"zarr_format": 3, "node_type": "group", "attributes": attributes}, key=key_of(path, "zarr.json")
+        )
+    elif zarr_format == 2:
+        meta = GroupMetadataV2.from_json({"zarr_format": 2}, key=key_of(path, ".zgroup"))
+    else:
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    write_node(store, path, zarr_format, meta, attributes, overwrite=overwrite, kind="a group")
+    return Group(store, path, meta, attributes)
 
 
 def node_from_docs(
@@ -148,7 +168,7 @@ class Group(Node):
                 f"group {self.name!r}: {self._store!r} cannot list its keys, so members are unknown; "
                 "open the group from a listable store or with consolidated metadata"
             )
-        names = [n for n in self._store.list_dir(self._path) if n not in _META_NAMES]
+        names = [n for n in self._store.list_dir(self._path) if n not in METADATA_NAMES]
         nodes = read_nodes(self._store, [join_path(self._path, n) for n in names], self.zarr_format)
         return [(n, node) for n, node in zip(names, nodes) if node is not None]
 
@@ -181,7 +201,7 @@ class Group(Node):
         depth = 0
         while level:
             listings = (io_map if store.latency_bound else _serial_map)(
-                lambda item: [n for n in store.list_dir(item[1]._path) if n not in _META_NAMES], level
+                lambda item: [n for n in store.list_dir(item[1]._path) if n not in METADATA_NAMES], level
             )
             rels = [f"{prefix}{n}" for (prefix, _), names in zip(level, listings) for n in names]
             paths = [join_path(group._path, n) for (_, group), names in zip(level, listings) for n in names]
@@ -234,11 +254,9 @@ class Group(Node):
     # -- creation ---------------------------------------------------------------
     def create_group(self, name: str, *, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> "Group":
         """Create a child group (and any missing intermediate groups)."""
-        from .api import _create_group
-
         self._check_writable()
         self._consolidated = None
-        return _create_group(
+        return create_group(
             self._store, self._child_path(name), self.zarr_format, overwrite=overwrite, attributes=attributes
         )
 
@@ -254,8 +272,6 @@ class Group(Node):
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Create a child array; keywords as for :func:`zarrdask.create_array`."""
-        from .api import create_array
-
         self._check_writable()
         self._consolidated = None
         kwargs.setdefault("zarr_format", self.zarr_format)
@@ -264,8 +280,6 @@ class Group(Node):
     def require_array(self, name: str, *, shape: Any, dtype: Any, **kwargs: Any) -> Array:
         """The child array ``name``, created if missing; an existing one must have
         the given shape and dtype."""
-        import numpy as np
-
         node, _ = self._node(name)
         if node is None:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)

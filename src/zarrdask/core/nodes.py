@@ -32,6 +32,8 @@ from ..storage.keys import join_path, normalize_path
 
 ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
 ZMETADATA = ".zmetadata"
+#: the names of metadata documents (never members of a group)
+METADATA_NAMES = frozenset({ZARRAY, ZGROUP, ZATTRS, ZMETADATA, ZARR_JSON})
 
 
 def key_of(path: str, name: str) -> str:
@@ -295,6 +297,18 @@ def clear_node(store: Store, path: str) -> None:
     else:
         store.delete_prefix("")
     store.delete_many(node_keys(path))
+
+
+def write_node(store: Store, path: str, zarr_format: int, metadata: Any, attributes: dict[str, Any], *,
+               overwrite: bool, kind: str) -> None:
+    """Create the node ``metadata`` describes at ``path``, with its missing
+    ancestor groups (:func:`prepare_node`); ``overwrite`` first deletes what is
+    there. ``kind`` (``"an array"``) names the node in errors."""
+    docs = prepare_node(store, path, zarr_format, overwrite=overwrite, kind=kind)
+    if overwrite:
+        clear_node(store, path)
+    docs.update(metadata_documents(path, zarr_format, metadata, attributes))
+    store.set_many(docs)
 
 
 class Attributes(MutableMapping):

@@ -48,8 +48,8 @@ from ..errors import CorruptChunkError
 from ..storage.abc import Store
 from ..storage.keys import join_path
 from .array import Array
-from .group import _META_NAMES, Group, node_from_docs
-from .nodes import ZARR_JSON, ZARRAY, ZGROUP, key_of, node_name, read_node
+from .group import Group, node_from_docs
+from .nodes import METADATA_NAMES, ZARR_JSON, ZARRAY, ZGROUP, key_of, node_name, read_node
 
 __all__ = [
     "Problem",
@@ -180,12 +180,12 @@ def _check_shard(
     except Exception as e:  # noqa: BLE001 - every failure is a finding
         # an index that cannot be trusted says nothing about the inner chunks
         return [Problem(path, key, type(e).__name__, f"shard index: {e}", outer or None)]
-    cps = codec._cps(spec)
+    chunks_per_shard = codec._cps(spec)
     inner_spec = codec._inner_spec(spec)
     flat, empty = index.flat(), index.is_empty()
     todo: list[tuple[tuple[int, ...], int, int]] = []
     for i in np.flatnonzero(~empty):
-        coords = tuple(int(c) for c in np.unravel_index(int(i), cps))
+        coords = tuple(int(c) for c in np.unravel_index(int(i), chunks_per_shard))
         off, nbytes = int(flat[i, 0]), int(flat[i, 1])
         if off > n or nbytes > n - off:
             err = CorruptChunkError(
@@ -340,7 +340,7 @@ def collect_arrays(node: Array | Group) -> tuple[list[Array], list[Problem]]:
         return [m for _, m in members if isinstance(m, Array)], []
 
     def walk(group: Group) -> None:
-        for name in sorted(n for n in store.list_dir(group.path) if n not in _META_NAMES):
+        for name in sorted(n for n in store.list_dir(group.path) if n not in METADATA_NAMES):
             path = join_path(group.path, name)
             try:
                 docs = read_node(store, path, group.zarr_format)

@@ -36,17 +36,25 @@ import os
 from collections.abc import MutableMapping
 from typing import Any
 
-from .abc import Store
-from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
+from fsspec.mapping import FSMap
 
-__all__ = ["store_from", "MODES"]
+from ..errors import StoreError
+from .abc import Store
+from .fsspec import FsspecStore
+from .local import LocalStore
+from .memory import MemoryStore
+from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
+from .zip import ZipStore
+
+__all__ = ["store_from", "MODES", "is_url"]
 
 #: zarr-python access modes
 MODES = ("r", "r+", "a", "w", "w-")
 _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 
 
-def _is_url(text: str) -> bool:
+def is_url(text: str) -> bool:
+    """Whether ``text`` is a URL (``s3://...``, chained ``a::b://...``) rather than a local path."""
     return "://" in text or "::" in text
 
 
@@ -58,15 +66,9 @@ def _local(path: str, mode: str, what: object, storage_options: Any) -> Store:
             f"{sorted(storage_options)})"
         )
     if path.lower().endswith(".zip") and not os.path.isdir(path):  # a directory named *.zip is a directory
-        from .zip import ZipStore
-
         if mode == "r+" and not os.path.exists(path):
-            from ..errors import StoreError
-
             raise StoreError(f"no zip file at {path!r} (mode 'r+' needs an existing file)")
         return ZipStore(path, mode=_ZIP_MODES[mode])
-    from .local import LocalStore
-
     return LocalStore(path, read_only=mode == "r")
 
 
@@ -106,64 +108,44 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     read_only = mode == "r"
-
     if isinstance(x, Store):
-        if storage_options:
-            raise ValueError(
-                f"storage_options cannot be applied to an existing store {x!r}"
-            )
+        _no_storage_options(storage_options, f"storage_options cannot be applied to an existing store {x!r}")
         return x
-
     if isinstance(x, os.PathLike):
         x = os.fspath(x)
         if isinstance(x, bytes):
             raise TypeError("store_from needs a str path, not bytes")
         return _local(x, mode, x, storage_options)
-
     if isinstance(x, str):
-        if x.startswith("file://") and "::" not in x:
-            return _local(x[len("file://"):], mode, x, storage_options)
-        if _is_url(x):
-            from .fsspec import FsspecStore
+        return _from_string(x, mode, storage_options)
+    return _from_object(x, read_only, storage_options)
 
-            return FsspecStore(x, storage_options=storage_options, read_only=read_only)
-        return _local(x, mode, x, storage_options)
 
+def _from_string(x: str, mode: str, storage_options: dict[str, Any] | None) -> Store:
+    """A local path or a ``file://`` URL: a local store; any other URL: an fsspec store."""
+    if x.startswith("file://") and "::" not in x:
+        return _local(x[len("file://"):], mode, x, storage_options)
+    if is_url(x):
+        return FsspecStore(x, storage_options=storage_options, read_only=mode == "r")
+    return _local(x, mode, x, storage_options)
+
+
+def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None) -> Store:
+    """A store over a zarr-python store, an fsspec mapper or a mapping."""
     if isinstance(x, dict):  # a dict zarr-python wrote into holds its Buffers: read it as zarr-python does
         x = zarr_python_dict_store(x, read_only=read_only) or x
-
     if is_zarr_python_store(x):
-        if storage_options:
-            raise ValueError(
-                f"storage_options cannot be applied to the zarr-python store {x!r}; "
-                "configure the store itself"
-            )
+        _no_storage_options(storage_options, f"storage_options cannot be applied to the zarr-python store "
+                                             f"{x!r}; configure the store itself")
         return ZarrPythonStore(x, read_only=read_only)
-
-    try:
-        from fsspec.mapping import FSMap
-    except ImportError:  # pragma: no cover - fsspec is a dependency
-        FSMap = ()  # type: ignore[assignment]
     if isinstance(x, FSMap):
-        if storage_options:
-            raise ValueError(
-                "storage_options cannot be applied to an fsspec mapper; "
-                "configure its file system instead"
-            )
-        from .fsspec import FsspecStore
-
+        _no_storage_options(storage_options, "storage_options cannot be applied to an fsspec mapper; "
+                                             "configure its file system instead")
         return FsspecStore.from_mapper(x, read_only=read_only)
-
     if isinstance(x, MutableMapping):
-        if storage_options:
-            raise ValueError(
-                f"storage_options cannot be applied to a mapping ({type(x).__name__}); "
-                "it is used as the store itself"
-            )
-        from .memory import MemoryStore
-
+        _no_storage_options(storage_options, f"storage_options cannot be applied to a mapping "
+                                             f"({type(x).__name__}); it is used as the store itself")
         return MemoryStore(x, read_only=read_only)
-
     raise TypeError(
         f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
         "expected a zarrdask Store, a path or URL string, an os.PathLike, a zarr-python "
@@ -171,3 +153,8 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
         "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "
         "accepted as the store of zarrdask.open_array, open_group and friends)"
     )
+
+
+def _no_storage_options(storage_options: dict[str, Any] | None, message: str) -> None:
+    if storage_options:
+        raise ValueError(message)

@@ -4,17 +4,21 @@ scheduler (``dask.diagnostics.ProgressBar``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import nullcontext
 from typing import Any
+
+import dask
+from dask.base import get_scheduler
+from dask.diagnostics import ProgressBar
 
 
 def distributed_client(scheduler: Any = None) -> Any:
     """The distributed Client dask would run on, or ``None`` for a local scheduler."""
     if "distributed" not in sys.modules and scheduler is None:
         return None
-    try:
-        from dask.base import get_scheduler
+    try:  # distributed: imported only when it is in use already, or a scheduler is named
         from distributed import Client
     except ImportError:  # pragma: no cover - distributed is a dependency
         return None
@@ -22,11 +26,28 @@ def distributed_client(scheduler: Any = None) -> Any:
     return owner if isinstance(owner, Client) else None
 
 
+#: a stage's blocks stop growing at this many tasks per worker thread
+TASKS_PER_WORKER = 4
+
+
+def min_tasks() -> int:
+    """Tasks a stage should have at least: :data:`TASKS_PER_WORKER` per thread
+    of the scheduler dask would use now (the distributed client's workers, or
+    the local scheduler's ``num_workers``, default the CPU count)."""
+    client = distributed_client()
+    if client is not None:
+        try:
+            threads = sum(client.nthreads().values())
+        except Exception:  # a client that cannot answer: plan as for this machine
+            threads = 0
+    else:
+        threads = dask.config.get("num_workers", None) or 0
+    return TASKS_PER_WORKER * max(1, threads or os.cpu_count() or 1)
+
+
 def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> Any:
     """Compute ``collection`` (a dask collection, or a list/nesting of them) and
     return its result, showing progress when asked."""
-    import dask
-
     client = distributed_client(compute_kwargs.get("scheduler"))
     if client is not None:
         kwargs = {k: v for k, v in compute_kwargs.items() if k != "scheduler"}
@@ -42,8 +63,6 @@ def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> 
                 notebook = False
             show(futures, notebook=notebook)
         return client.gather(futures)
-    from dask.diagnostics import ProgressBar
-
     with ProgressBar() if progress else nullcontext():
         return dask.compute(collection, **compute_kwargs)[0]
 

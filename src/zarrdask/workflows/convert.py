@@ -30,7 +30,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
+import dask
 import numpy as np
+from xarray.backends.zarr import FillValueCoder
 
 from ..chunking.rectilinear import is_regular, normalize_chunks
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
@@ -166,39 +168,18 @@ def convert(
         When ``verify`` and an array differs (nothing is deleted).
     """
     t0 = time.perf_counter()
-    src = source if isinstance(source, (Array, Group)) else open_node(
-        source, path=source_path, mode="r", storage_options=storage_options)
-    if isinstance(source, Group) and source_path:
-        src = source[source_path]
-    spec = from_zarr(src)
-    converting = zarr_format == 3 and spec.zarr_format == 2
-    if converting:
-        spec = convert_v2_to_v3(spec)
-    elif zarr_format not in (2, 3) or zarr_format < spec.zarr_format:
-        raise ValueError(f"cannot convert a v{spec.zarr_format} hierarchy to zarr_format={zarr_format!r}")
-    flat = {p: _relayout(p, node, chunks, shards, compressors) for p, node in spec.to_flat().items()}
-    if converting:
-        sources = {"/" + name: a for name, a in src.members(max_depth=None)} if isinstance(src, Group) else {"/": src}
-        flat = {p: _keep_xarray_fill(node, sources.get(p)) for p, node in flat.items()}
+    src = _open_source(source, source_path, storage_options)
+    spec = _target_spec(src, zarr_format, chunks, shards, compressors)
     tstore = store_from(target, mode="a", storage_options=storage_options)
     target_path = normalize_path(target_path)
-    to_zarr(from_flat(flat), tstore, path=target_path, overwrite=overwrite)
+    to_zarr(spec, tstore, path=target_path, overwrite=overwrite)
     if isinstance(src, Group) and src.consolidated:
         consolidate_metadata(tstore, target_path)
     dst = open_node(tstore, path=target_path, mode="r+")
 
     pairs = list(_array_pairs(src, dst))
-    tasks, skipped = [], 0
-    for s, d in pairs:
-        done = set(d._stored_keys())
-        for region, keys in _blocks(d, block_bytes):
-            if keys and all(k in done for k in keys):
-                skipped += 1
-            else:
-                tasks.append((s, d, region))
+    tasks, skipped = _copy_tasks(pairs, block_bytes)
     if tasks:
-        import dask
-
         run_graph([dask.delayed(copy_block)(s, d, region) for s, d, region in tasks], progress, **compute_kwargs)
     result = ConversionResult(dst, tasks_run=len(tasks), tasks_skipped=skipped)
     if verify:
@@ -213,7 +194,32 @@ def convert(
     return result
 
 
+def _open_source(source: Any, source_path: str, storage_options: dict[str, Any] | None) -> Array | Group:
+    """The node to convert: ``source`` itself (or its member ``source_path``), or opened read-only."""
+    src = source if isinstance(source, (Array, Group)) else open_node(
+        source, path=source_path, mode="r", storage_options=storage_options)
+    if isinstance(source, Group) and source_path:
+        src = source[source_path]
+    return src
+
+
 # --------------------------------------------------------------------------- metadata
+def _target_spec(src: Array | Group, zarr_format: int, chunks: Any, shards: Any, compressors: Any) -> Any:
+    """The spec of the target hierarchy: the source's, converted to v3 when asked,
+    with the layout options applied to every array."""
+    spec = from_zarr(src)
+    converting = zarr_format == 3 and spec.zarr_format == 2
+    if converting:
+        spec = convert_v2_to_v3(spec)
+    elif zarr_format not in (2, 3) or zarr_format < spec.zarr_format:
+        raise ValueError(f"cannot convert a v{spec.zarr_format} hierarchy to zarr_format={zarr_format!r}")
+    flat = {p: _relayout(p, node, chunks, shards, compressors) for p, node in spec.to_flat().items()}
+    if converting:
+        sources = {"/" + name: a for name, a in src.members(max_depth=None)} if isinstance(src, Group) else {"/": src}
+        flat = {p: _keep_xarray_fill(node, sources.get(p)) for p, node in flat.items()}
+    return from_flat(flat)
+
+
 def _for(path: str, node: Any, option: Any) -> Any:
     """The layout option that applies to the array at ``path``."""
     if isinstance(option, Mapping):
@@ -298,8 +304,6 @@ def _keep_xarray_fill(node: Any, source: Any) -> Any:
     fill = source.metadata.fill_value
     if "_ARRAY_DIMENSIONS" not in attrs or "_FillValue" in attrs or fill is None or source.dtype.kind not in "biufc":
         return node  # xarray's v3 reader decodes _FillValue for numbers and booleans only
-    from xarray.backends.zarr import FillValueCoder
-
     try:
         encoded = FillValueCoder.encode(source.fill_value, source.dtype)
     except (TypeError, ValueError):
@@ -348,6 +352,20 @@ def _codec_list(compressors: Any, *, v2: bool) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- data
+def _copy_tasks(pairs: list[tuple[Array, Array]], block_bytes: int) -> tuple[list[tuple[Array, Array, Any]], int]:
+    """The copy tasks ``(source, target, region)`` still to run, and how many
+    blocks are skipped because every key they write exists (a resumed conversion)."""
+    tasks, skipped = [], 0
+    for s, d in pairs:
+        done = set(d._stored_keys())
+        for region, keys in _blocks(d, block_bytes):
+            if keys and all(k in done for k in keys):
+                skipped += 1
+            else:
+                tasks.append((s, d, region))
+    return tasks, skipped
+
+
 def _array_pairs(src: Array | Group, dst: Array | Group) -> Iterator[tuple[Array, Array]]:
     if isinstance(src, Array):
         assert isinstance(dst, Array)
@@ -420,8 +438,6 @@ def _digests(src: Array, dst: Array, region: tuple[slice, ...]) -> tuple[bytes, 
 
 def _verify(pairs: list[tuple[Array, Array]], block_bytes: int, progress: bool,
             compute_kwargs: dict[str, Any]) -> list[ArrayCheck]:
-    import dask
-
     jobs = []
     for s, d in pairs:
         regions = [r for r, _ in _blocks(d, block_bytes)]

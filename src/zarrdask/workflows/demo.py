@@ -24,7 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import dask
+import dask.array as da
 import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..core.api import open_array, open_group
+from ..dask.verify import verify
+from ..xarray import to_zarr as xarray_to_zarr
+from ._run import run_graph
+from .plan import parse_max_mem
+from .rechunk import rechunk
 
 _MB = 1_000_000
 
@@ -87,10 +98,6 @@ def _grid(nbytes: int) -> tuple[int, int, int]:
 def synthetic_dataset(nt: int, ny: int, nx: int, *, chunk_days: int = 32, seed: int = 0) -> Any:
     """A lazy daily temperature dataset: a latitude profile, a seasonal cycle
     that flips between hemispheres, weather-like noise, and CF metadata."""
-    import dask.array as da
-    import pandas as pd
-    import xarray as xr
-
     lat = np.linspace(-90 + 90 / ny, 90 - 90 / ny, ny)
     lon = np.linspace(180 / nx, 360 - 180 / nx, nx)
 
@@ -165,17 +172,6 @@ def run_demo(
     echo : callable
         Where progress lines go.
     """
-    import dask
-    import xarray as xr
-    from distributed import Client, LocalCluster
-
-    import zarrdask
-    from zarrdask.dask.verify import verify
-
-    from ._run import run_graph
-    from .plan import parse_max_mem
-    from .rechunk import rechunk
-
     nbytes = parse_max_mem(size, "size")
     nt, ny, nx = _grid(nbytes)
     tmp = None
@@ -185,88 +181,126 @@ def run_demo(
     else:
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
-    map_path, series_path, temp_path = root / "t2m_map.zarr", root / "t2m_series.zarr", root / "rechunk_tmp.zarr"
-    result = DemoResult(str(root), (nt, ny, nx), nt * ny * nx * 4)
-    timings = result.timings
-
-    def run(collection: Any) -> Any:
-        return run_graph(collection, progress)
-
+    demo = _Demo(DemoResult(str(root), (nt, ny, nx), nt * ny * nx * 4), root, progress, echo)
     try:
+        # distributed: imported by the demo alone (it takes about a second)
+        from distributed import Client, LocalCluster
+
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster)
         try:
-            echo(f"zarrdask demo: {result.nbytes / _MB:,.0f} MB of float32 t2m(time={nt}, lat={ny}, lon={nx}) "
-                 f"on a LocalCluster of {workers} worker{'s' if workers != 1 else ''}; stores in {root}")
-            ds = synthetic_dataset(nt, ny, nx)
-            inner = (8, ny // 2, nx // 2)
-            shard = (32, ny, nx)
-            echo(f"1. writing the map layout: chunks {inner}, shards {shard} ...")
-            with _timed(timings, "write"):
-                pending = zarrdask.xarray.to_zarr(ds, map_path, mode="w", compute=False, encoding={
-                    "t2m": {"chunks": inner, "shards": shard,
-                            "compressors": [{"name": "zstd", "configuration": {"level": 1}}]}})
-                run(pending)
-
-            echo("2. opening with xarray (engine='zarrdask', chunks={}) ...")
-            with _timed(timings, "open"):
-                opened = xr.open_dataset(map_path, engine="zarrdask", chunks={})
-            dask_chunks = tuple(c[0] for c in opened["t2m"].chunks)
-            if dask_chunks != shard:
-                raise AssertionError(f"dask chunks {dask_chunks} should be the shards {shard}")
-            echo(f"   {opened['t2m'].data.npartitions} dask chunks, one per shard {shard}")
-            echo("   computing the climatology and the area-weighted global mean ...")
-            with _timed(timings, "reduce"):
-                weights = np.cos(np.deg2rad(opened["lat"]))
-                clim = opened["t2m"].mean("time")
-                series = opened["t2m"].weighted(weights).mean(("lat", "lon"))
-                clim_v, series_v = run([clim.data, series.data])
-            result.global_mean = float(np.average(np.asarray(clim_v).mean(axis=1), weights=np.asarray(weights)))
-            echo(f"   global mean {result.global_mean:.3f} K; warmest day {float(np.max(series_v)):.3f} K")
-
-            c = max(1, ny // 12)
-            target_chunks = {"t2m": (nt, c, c), "time": (nt,), "lat": (ny,), "lon": (nx,)}
-            target_shards = {"t2m": (nt, 3 * c, 3 * c), "time": None, "lat": None, "lon": None}
-            echo(f"3. rechunking to the time-series layout: chunks {target_chunks['t2m']}, "
-                 f"shards {target_shards['t2m']}, max_mem {max_mem} ...")
-            with _timed(timings, "rechunk"):
-                source = zarrdask.open_group(map_path, mode="r")
-                plan = rechunk(source, target_chunks, series_path, max_mem=max_mem,
-                               target_shards=target_shards, temp_store=str(temp_path))
-                echo("   " + str(plan).replace("\n", "\n   "))
-                plan.execute(progress=progress)
-
-            echo("4. verifying every chunk of both stores ...")
-            with _timed(timings, "verify"):
-                problems = []
-                for p in (map_path, series_path):
-                    report = verify(zarrdask.open_group(p, mode="r"))
-                    problems.extend(report.problems)
-            result.problems = len(problems)
-            for problem in problems:
-                echo(f"   corrupt: {problem}")
-            for name, p in (("map", map_path), ("time series", series_path)):
-                result.stored_bytes[name] = zarrdask.open_array(p, path="t2m", mode="r").nbytes_stored
+            echo(f"zarrdask demo: {demo.result.nbytes / _MB:,.0f} MB of float32 t2m(time={nt}, lat={ny}, "
+                 f"lon={nx}) on a LocalCluster of {workers} worker{'s' if workers != 1 else ''}; stores in {root}")
+            demo.write_map_layout()
+            demo.open_and_reduce()
+            demo.rechunk_to_series(max_mem)
+            demo.verify_stores()
         finally:
             client.close()
             cluster.close()
+        demo.time_access()
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    echo("")
+    echo(demo.result.summary())
+    return demo.result
 
-        echo("5. timing the two access patterns on both layouts ...")
+
+@dataclass
+class _Demo:
+    """The demo's steps, each recording what it measured in ``result``."""
+
+    result: DemoResult
+    root: Path
+    progress: bool
+    echo: Callable[[str], None]
+
+    @property
+    def map_path(self) -> Path:
+        return self.root / "t2m_map.zarr"
+
+    @property
+    def series_path(self) -> Path:
+        return self.root / "t2m_series.zarr"
+
+    def run(self, collection: Any) -> Any:
+        return run_graph(collection, self.progress)
+
+    def write_map_layout(self) -> None:
+        """1. The dataset written in the map layout: one shard per block of days, one task each."""
+        nt, ny, nx = self.result.shape
+        ds = synthetic_dataset(nt, ny, nx)
+        inner, shard = (8, ny // 2, nx // 2), (32, ny, nx)
+        self.echo(f"1. writing the map layout: chunks {inner}, shards {shard} ...")
+        with _timed(self.result.timings, "write"):
+            pending = xarray_to_zarr(ds, self.map_path, mode="w", compute=False, encoding={
+                "t2m": {"chunks": inner, "shards": shard,
+                        "compressors": [{"name": "zstd", "configuration": {"level": 1}}]}})
+            self.run(pending)
+
+    def open_and_reduce(self) -> None:
+        """2. Opened with xarray (one dask chunk per shard); the climatology and the global mean."""
+        _, ny, nx = self.result.shape
+        shard = (32, ny, nx)
+        self.echo("2. opening with xarray (engine='zarrdask', chunks={}) ...")
+        with _timed(self.result.timings, "open"):
+            opened = xr.open_dataset(self.map_path, engine="zarrdask", chunks={})
+        dask_chunks = tuple(c[0] for c in opened["t2m"].chunks)
+        if dask_chunks != shard:
+            raise AssertionError(f"dask chunks {dask_chunks} should be the shards {shard}")
+        self.echo(f"   {opened['t2m'].data.npartitions} dask chunks, one per shard {shard}")
+        self.echo("   computing the climatology and the area-weighted global mean ...")
+        with _timed(self.result.timings, "reduce"):
+            weights = np.cos(np.deg2rad(opened["lat"]))
+            clim = opened["t2m"].mean("time")
+            series = opened["t2m"].weighted(weights).mean(("lat", "lon"))
+            clim_v, series_v = self.run([clim.data, series.data])
+        self.result.global_mean = float(np.average(np.asarray(clim_v).mean(axis=1), weights=np.asarray(weights)))
+        self.echo(f"   global mean {self.result.global_mean:.3f} K; warmest day {float(np.max(series_v)):.3f} K")
+
+    def rechunk_to_series(self, max_mem: int | str) -> None:
+        """3. Rechunked to the time-series layout under ``max_mem`` per task."""
+        nt, ny, nx = self.result.shape
+        c = max(1, ny // 12)
+        target_chunks = {"t2m": (nt, c, c), "time": (nt,), "lat": (ny,), "lon": (nx,)}
+        target_shards = {"t2m": (nt, 3 * c, 3 * c), "time": None, "lat": None, "lon": None}
+        self.echo(f"3. rechunking to the time-series layout: chunks {target_chunks['t2m']}, "
+                  f"shards {target_shards['t2m']}, max_mem {max_mem} ...")
+        with _timed(self.result.timings, "rechunk"):
+            source = open_group(self.map_path, mode="r")
+            plan = rechunk(source, target_chunks, self.series_path, max_mem=max_mem,
+                           target_shards=target_shards, temp_store=str(self.root / "rechunk_tmp.zarr"))
+            self.echo("   " + str(plan).replace("\n", "\n   "))
+            plan.execute(progress=self.progress)
+
+    def verify_stores(self) -> None:
+        """4. Every chunk of both stores decoded and its checksums checked; their stored sizes."""
+        self.echo("4. verifying every chunk of both stores ...")
+        with _timed(self.result.timings, "verify"):
+            problems = []
+            for p in (self.map_path, self.series_path):
+                report = verify(open_group(p, mode="r"))
+                problems.extend(report.problems)
+        self.result.problems = len(problems)
+        for problem in problems:
+            self.echo(f"   corrupt: {problem}")
+        for name, p in (("map", self.map_path), ("time series", self.series_path)):
+            self.result.stored_bytes[name] = open_array(p, path="t2m", mode="r").nbytes_stored
+
+    def time_access(self) -> None:
+        """5. One point's time series and one day's map, read from both layouts."""
+        nt, ny, nx = self.result.shape
+        self.echo("5. timing the two access patterns on both layouts ...")
         with dask.config.set(scheduler="threads"):
-            a_map = zarrdask.open_array(map_path, path="t2m", mode="r")
-            a_series = zarrdask.open_array(series_path, path="t2m", mode="r")
+            a_map = open_array(self.map_path, path="t2m", mode="r")
+            a_series = open_array(self.series_path, path="t2m", mode="r")
             if not np.array_equal(a_map[:, ny // 3, nx // 5], a_series[:, ny // 3, nx // 5]):
                 raise AssertionError("the rechunked array differs from the source")
-            result.access = {
+            self.result.access = {
                 "one point, all days": {"map": _best_of(lambda: a_map[:, ny // 3, nx // 5]),
                                         "series": _best_of(lambda: a_series[:, ny // 3, nx // 5])},
                 "one day, whole globe": {"map": _best_of(lambda: a_map[nt // 2]),
                                          "series": _best_of(lambda: a_series[nt // 2], repeat=1)},
             }
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-    echo("")
-    echo(result.summary())
-    return result

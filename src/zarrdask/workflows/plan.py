@@ -1,4 +1,4 @@
-"""Planning a rechunk under a memory budget (pure: no I/O, no dask).
+"""Planning a rechunk under a memory budget (pure: no I/O, no dask graph).
 
 The memory model
 ----------------
@@ -58,6 +58,8 @@ from functools import lru_cache
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+from dask.utils import format_bytes as dask_format_bytes
+from dask.utils import parse_bytes
 
 __all__ = [
     "parse_max_mem",
@@ -88,8 +90,6 @@ def parse_max_mem(max_mem: Any, what: str = "max_mem") -> int:
     >>> parse_max_mem("1 KiB"), parse_max_mem(2_000)
     (1024, 2000)
     """
-    from dask.utils import parse_bytes
-
     if isinstance(max_mem, bool):
         raise TypeError(f"{what} must be a number of bytes or a string like '100MB', found {max_mem!r}")
     if isinstance(max_mem, str):
@@ -107,9 +107,8 @@ def parse_max_mem(max_mem: Any, what: str = "max_mem") -> int:
 
 
 def format_bytes(n: int) -> str:
-    from dask.utils import format_bytes as fmt
-
-    return fmt(int(n))
+    """``n`` bytes as dask writes them (``"1.91 MiB"``)."""
+    return dask_format_bytes(int(n))
 
 
 def task_overhead(itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
@@ -485,8 +484,10 @@ def _budget(max_mem: int, itemsize: int, read: Sequence[int], unit: Sequence[int
     return max(0, max_mem - task_overhead(itemsize, read, unit)) // itemsize
 
 
-def _describe(shape: Sequence[int]) -> str:
-    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+def shape_text(shape: Sequence[Any] | None) -> str:
+    """A shape as Python writes a tuple: ``(4,)``, ``(4, 2)``; ``None`` as ``()``."""
+    shape = tuple(shape or ())
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def plan_array(
@@ -545,50 +546,69 @@ def plan_array(
     w = tuple(max(1, min(int(c), s)) for c, s in zip(unit_shape, shape))
     where = f"array {'/' + name!r}"
     kind = "shard" if target_shards is not None else "chunk"
+    stages, inter = _choose_stages(where, kind, shape, dtype, itemsize, a, w, max_mem, intermediate, min_tasks)
+    return ArrayPlan(
+        name, shape, dtype, tuple(source_chunks), tuple(target_chunks),
+        None if target_shards is None else tuple(target_shards), inter, stages,
+    )
 
-    def plan(stages: tuple[StagePlan, ...], inter: tuple[int, ...] | None) -> ArrayPlan:
-        return ArrayPlan(
-            name, shape, dtype, tuple(source_chunks), tuple(target_chunks),
-            None if target_shards is None else tuple(target_shards), inter, stages,
-        )
 
+def _choose_stages(
+    where: str, kind: str, shape: tuple[int, ...], dtype: np.dtype, itemsize: int, a: tuple[int, ...],
+    w: tuple[int, ...], max_mem: int, intermediate: bool, min_tasks: int,
+) -> tuple[tuple[StagePlan, ...], tuple[int, ...] | None]:
+    """The stages copying an array read in chunks ``a`` to write units ``w``, and
+    the intermediate chunks (``None`` for one pass): see "The algorithm" above.
+    ``where`` names the array and ``kind`` its write unit in errors."""
     if math.prod(shape) == 0:
-        return plan((_stage(shape, itemsize, w, a, w, "source", "target"),), None)
+        return (_stage(shape, itemsize, w, a, w, "source", "target"),), None
+    _check_one_unit_fits(where, kind, dtype, itemsize, a, w, max_mem)
+    direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), grow_to=_grow_to(shape, itemsize, min_tasks))
+    direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
+    if not intermediate:
+        if direct_stage is None:
+            raise _one_pass_error(where, kind, shape, itemsize, a, w, max_mem)
+        return (direct_stage,), None
+    two = _two_stages(shape, itemsize, a, w, max_mem, min_tasks)
+    if direct_stage is not None and (
+        two is None or direct_stage.bytes_read + direct_stage.bytes_written <= _moved(two[1])
+    ):
+        return (direct_stage,), None
+    assert two is not None  # gcd(a, w) always fits when a and w do
+    return two[1], two[0]
+
+
+def _check_one_unit_fits(where: str, kind: str, dtype: np.dtype, itemsize: int, a: tuple[int, ...],
+                         w: tuple[int, ...], max_mem: int) -> None:
+    """A task holding one target unit ``w``, or one source chunk ``a``, stays under ``max_mem``."""
     if 3 * math.prod(w) * itemsize > max_mem:
         raise RechunkPlanError(
-            f"{where}: one target {kind} {_describe(w)} of {dtype} is {format_bytes(math.prod(w) * itemsize)}; "
+            f"{where}: one target {kind} {shape_text(w)} of {dtype} is {format_bytes(math.prod(w) * itemsize)}; "
             f"a task writing it holds the {kind}, a contiguous copy and its encoded bytes, up to "
             f"{format_bytes(3 * math.prod(w) * itemsize)}, more than max_mem={format_bytes(max_mem)}. Raise "
             f"max_mem or choose a smaller target {kind} shape"
         )
     if 3 * math.prod(a) * itemsize > max_mem:
         raise RechunkPlanError(
-            f"{where}: one source chunk {_describe(a)} of {dtype} is {format_bytes(math.prod(a) * itemsize)}; "
+            f"{where}: one source chunk {shape_text(a)} of {dtype} is {format_bytes(math.prod(a) * itemsize)}; "
             f"a task reading it holds the chunk's stored bytes, the decoded chunk and the block it fills, up "
             f"to {format_bytes(3 * math.prod(a) * itemsize)}, more than max_mem={format_bytes(max_mem)}. "
             "Raise max_mem"
         )
-    direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), grow_to=_grow_to(shape, itemsize, min_tasks))
-    direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
-    if direct_stage is not None and not intermediate:
-        return plan((direct_stage,), None)
-    if direct_stage is None and not intermediate:
-        need = itemsize * math.prod(dim_stats(s, k, r)[1] for s, k, r in zip(shape, w, a))
-        need += task_overhead(itemsize, a, w)
-        raise RechunkPlanError(
-            f"{where}: a one-pass copy needs {format_bytes(need)} per task (one target {kind} "
-            f"{_describe(w)} expanded to the source chunks {_describe(a)} it touches, plus a chunk being "
-            "decoded or encoded), more than "
-            f"max_mem={format_bytes(max_mem)}. Pass temp_store= for an intermediate array, or raise "
-            f"max_mem to {format_bytes(need)}"
-        )
-    two = _two_stages(shape, itemsize, a, w, max_mem, min_tasks)
-    if direct_stage is not None and (
-        two is None or direct_stage.bytes_read + direct_stage.bytes_written <= _moved(two[1])
-    ):
-        return plan((direct_stage,), None)
-    assert two is not None  # gcd(a, w) always fits when a and w do
-    return plan(two[1], two[0])
+
+
+def _one_pass_error(where: str, kind: str, shape: tuple[int, ...], itemsize: int, a: tuple[int, ...],
+                    w: tuple[int, ...], max_mem: int) -> RechunkPlanError:
+    """No one-pass block fits and there is no intermediate store: what one would need."""
+    need = itemsize * math.prod(dim_stats(s, k, r)[1] for s, k, r in zip(shape, w, a))
+    need += task_overhead(itemsize, a, w)
+    return RechunkPlanError(
+        f"{where}: a one-pass copy needs {format_bytes(need)} per task (one target {kind} "
+        f"{shape_text(w)} expanded to the source chunks {shape_text(a)} it touches, plus a chunk being "
+        "decoded or encoded), more than "
+        f"max_mem={format_bytes(max_mem)}. Pass temp_store= for an intermediate array, or raise "
+        f"max_mem to {format_bytes(need)}"
+    )
 
 
 def _rectilinear_plan(name, shape, dtype, itemsize, a, source_chunks, target_chunks, target_shards,

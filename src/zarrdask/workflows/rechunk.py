@@ -12,34 +12,36 @@ or intermediate) through the chunk engine and writes it to the array it writes.
 Blocks are unions of whole target shards (chunks, when unsharded), so no two
 tasks write the same stored object, on the threaded scheduler or on a
 distributed cluster, and no lock is needed.
+
+This module plans arrays and groups (:class:`NodeRechunkPlan`) and hands
+Datasets to :mod:`.rechunk_xarray`; what both plans share is in
+:mod:`.rechunk_plan` (the summary, running the graph) and
+:mod:`.rechunk_stores` (checking the stores, removing intermediates).
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
+from dask.base import tokenize
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
 from ..core.api import check_create_array, create_array, open_group
 from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.group import Group
-from ..core.nodes import ZARR_JSON, ZARRAY, ZATTRS, node_name, read_node
+from ..core.nodes import node_name
 from ..dask.alignment import is_aligned
-from ..errors import ContainsArrayError, ContainsGroupError
-from ..storage import store_from
 from ..storage.keys import join_path, normalize_path
-from ._run import copy_block, distributed_client, run_graph
-from .plan import (
-    ArrayPlan,
-    PlannedTask,
-    RechunkPlanError,
-    format_bytes,
-    parse_max_mem,
-    plan_array,
-)
+from ._run import copy_block, min_tasks
+from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array
+from .rechunk_plan import RechunkPlan
+from .rechunk_stores import check_free, remove_array, target_and_temp
+from .rechunk_xarray import plan_dataset
 
 __all__ = ["rechunk", "RechunkPlan", "RechunkPlanError"]
 
@@ -142,17 +144,9 @@ def rechunk(
     10000.0
     """
     max_mem = parse_max_mem(max_mem)
-    options = dict(target_options or {})
-    owned = sorted(_OWNED & set(options))
-    if owned:
-        raise TypeError(
-            f"target_options: {owned} are set by rechunk itself; give chunks and shards as "
-            "target_chunks= and target_shards=, the location as target_store= and target_path="
-        )
+    options = _target_options(target_options)
     storage_options = options.pop("storage_options", None)
     if _is_dataset(source):
-        from .rechunk_xarray import plan_dataset
-
         return plan_dataset(
             source, target_chunks, target_store, max_mem=max_mem, target_shards=target_shards,
             temp_store=temp_store, target_path=target_path, options=options, storage_options=storage_options,
@@ -160,8 +154,35 @@ def rechunk(
     if not isinstance(source, (Array, Group)):
         source = open_node(source, mode="r")
     target_path = normalize_path(target_path)
-    store, temp = _target_and_temp(target_store, temp_store, target_path, storage_options)
+    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options)
     fmt = options.get("zarr_format", source.zarr_format)
+    jobs, groups = _jobs_and_groups(source, target_chunks, target_shards, target_path, fmt, options, max_mem, temp)
+    if temp is not None:
+        for job in jobs:
+            if job.temp_kwargs is not None:
+                check_free(temp, job.path, "temp_store")
+    return NodeRechunkPlan(
+        jobs, groups, max_mem, store, temp, target_path, fmt if isinstance(source, Group) else None
+    )
+
+
+def _target_options(target_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``target_options`` as a new dict, without the keywords the plan sets itself."""
+    options = dict(target_options or {})
+    owned = sorted(_OWNED & set(options))
+    if owned:
+        raise TypeError(
+            f"target_options: {owned} are set by rechunk itself; give chunks and shards as "
+            "target_chunks= and target_shards=, the location as target_store= and target_path="
+        )
+    return options
+
+
+def _jobs_and_groups(
+    source: Array | Group, target_chunks: Any, target_shards: Any, target_path: str, fmt: int,
+    options: dict[str, Any], max_mem: int, temp: Any,
+) -> tuple[list[ArrayJob], list[tuple[str, dict[str, Any]]]]:
+    """The job of every array of ``source`` and the ``(path, attributes)`` of every group of the target."""
     groups: list[tuple[str, dict[str, Any]]] = []
     if isinstance(source, Array):
         members: list[tuple[str, Array | Group]] = [("", source)]
@@ -178,18 +199,12 @@ def rechunk(
         else:
             chunks, shards = choice[rel]
             jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp))
-    if temp is not None:
-        for job in jobs:
-            if job.temp_kwargs is not None:
-                _check_free(temp, job.path, "temp_store")
-    return RechunkPlan(
-        jobs, groups, max_mem, store, temp, target_path, fmt if isinstance(source, Group) else None
-    )
+    return jobs, groups
 
 
 # -- the plan ----------------------------------------------------------------------------
 @dataclass
-class _Job:
+class ArrayJob:
     """One array: its plan, its source, and how its target and intermediate are created."""
 
     plan: ArrayPlan
@@ -201,98 +216,10 @@ class _Job:
     temp: Array | None = None
 
 
-class RechunkPlan:
-    """What :func:`rechunk` returns: the plan, its summary, its dask graph.
-
-    ``str(plan)`` (and ``repr``) summarise the stages of every array, the
-    number of tasks, the bytes read and written and the largest declared memory
-    of a task. :meth:`tasks` lists every task with its declared memory.
-    """
-
-    _what = "array"
-
-    def __init__(
-        self,
-        jobs: list[_Job],
-        groups: list[tuple[str, dict[str, Any]]],
-        max_mem: int,
-        target_store: Any,
-        temp_store: Any,
-        target_path: str,
-        group_format: int | None,
-    ) -> None:
-        self._jobs = jobs
-        self._groups = groups
-        self.max_mem = max_mem
-        self.target_store = target_store
-        self.temp_store = temp_store
-        self.target_path = target_path
-        self._group_format = group_format
-        self._graph: Any = None
-        self._target: Any = None
-
-    # -- numbers ------------------------------------------------------------------------
-    @property
-    def arrays(self) -> tuple[ArrayPlan, ...]:
-        """The plan of every array."""
-        return tuple(j.plan for j in self._jobs)
-
-    @property
-    def nstages(self) -> int:
-        """The largest number of passes any array takes (1, or 2 through an intermediate)."""
-        return max((len(p.stages) for p in self.arrays), default=0)
-
-    @property
-    def ntasks(self) -> int:
-        """Copy tasks in all (not counting the trivial tasks that join stages)."""
-        return sum(p.ntasks for p in self.arrays)
-
-    @property
-    def bytes_read(self) -> int:
-        return sum(p.bytes_read for p in self.arrays)
-
-    @property
-    def bytes_written(self) -> int:
-        return sum(p.bytes_written for p in self.arrays)
-
-    @property
-    def peak_memory(self) -> int:
-        """The largest declared memory of any task, in bytes (never above ``max_mem``)."""
-        return max((p.peak_memory for p in self.arrays), default=0)
-
-    def tasks(self) -> Iterator[PlannedTask]:
-        """Every copy task: array, stage, what it reads and writes, its region and declared memory."""
-        for p in self.arrays:
-            yield from p.tasks()
-
-    # -- text ---------------------------------------------------------------------------
-    def __repr__(self) -> str:
-        n = len(self._jobs)
-        head = (
-            f"<zarrdask.RechunkPlan: {_count(n, self._what)}, {_count(self.nstages, 'stage')}, "
-            f"{_count(self.ntasks, 'task')}, max_mem {format_bytes(self.max_mem)}>"
-        )
-        lines = [head]
-        for job in self._jobs[:20]:
-            lines.extend(_describe_job(job))
-        if n > 20:
-            lines.append(f"... and {n - 20} more {self._what}s")
-        lines.append(
-            f"total: {_count(self.ntasks, 'task')}; read {format_bytes(self.bytes_read)}, written "
-            f"{format_bytes(self.bytes_written)} (moved {format_bytes(self.bytes_read + self.bytes_written)}); "
-            f"peak memory per task {format_bytes(self.peak_memory)} (max_mem {format_bytes(self.max_mem)})"
-        )
-        return "\n".join(lines)
-
-    __str__ = __repr__
-
-    # -- running ------------------------------------------------------------------------
-    @property
-    def target(self) -> Array | Group:
-        """The target array or group (created by :meth:`to_dask` or :meth:`execute`)."""
-        if self._target is None:
-            raise RuntimeError("the target is created by to_dask() or execute(); call one of them first")
-        return self._target
+class NodeRechunkPlan(RechunkPlan):
+    """The :class:`~zarrdask.workflows.rechunk_plan.RechunkPlan` of an array or a
+    group: one task per block of each stage, copying it through the chunk engine
+    (:func:`~zarrdask.workflows._run.copy_block`)."""
 
     def to_dask(self) -> Any:
         """The copy as a ``dask.delayed.Delayed``: computing it runs every task.
@@ -304,22 +231,6 @@ class RechunkPlan:
             self._create()
             self._graph = self._build()
         return self._graph
-
-    def execute(self, *, progress: bool = True, **compute_kwargs: Any) -> Array | Group:
-        """Run the plan and return the target.
-
-        Parameters
-        ----------
-        progress
-            Show a progress bar: ``distributed.progress`` when the graph runs on a
-            distributed ``Client`` (the default client, or ``scheduler=client``),
-            ``dask.diagnostics.ProgressBar`` otherwise.
-        **compute_kwargs
-            Passed to ``dask.compute`` (``scheduler=``, ``num_workers=``, …), or
-            to ``Client.compute`` on a distributed cluster.
-        """
-        run_graph(self.to_dask(), progress, **compute_kwargs)
-        return self.target
 
     def _create(self) -> None:
         for job in self._jobs:  # intermediates first: a clash there leaves the target untouched
@@ -336,10 +247,6 @@ class RechunkPlan:
                 self._target = job.target
 
     def _build(self) -> Any:
-        from dask.base import tokenize
-        from dask.delayed import Delayed
-        from dask.highlevelgraph import HighLevelGraph
-
         token = tokenize([(j.source, j.target, j.temp, j.plan) for j in self._jobs])
         dsk: dict[Any, Any] = {}
         last: list[Any] = []
@@ -363,7 +270,7 @@ class RechunkPlan:
                     after = (barrier,)
                 elif job.temp is not None:  # the intermediate goes once the target is written
                     cleanup = f"rechunk-remove-intermediate-{number}-{token}"
-                    dsk[cleanup] = (_remove_array, job.temp, keys)
+                    dsk[cleanup] = (remove_array, job.temp, keys)
                     last.append(cleanup)
                 else:
                     last.extend(keys)
@@ -376,81 +283,11 @@ def _done(_: Any) -> None:
     return None
 
 
-def _remove_array(a: Array, _after: Any = None) -> None:
-    """Delete the array ``a``: its stored chunks and its metadata (an
-    intermediate array, once the stage reading it is done)."""
-    keys = a._stored_keys() + [join_path(a.path, name) for name in (ZARR_JSON, ZARRAY, ZATTRS)]
-    a.store.delete_many(keys)
-
-
-def _describe_job(job: _Job) -> list[str]:
-    p = job.plan
-    shards = f", shards {_tup(p.target_shards)}" if p.target_shards else ""
-    head = (
-        f"{node_name(job.path)}  {_tup(p.shape)} {p.dtype}: chunks {_tup(p.source_chunks)} -> "
-        f"{_tup(p.target_chunks)}{shards}"
-    )
-    out = [head]
-    for i, s in enumerate(p.stages, 1):
-        where = f" (chunks {_tup(p.intermediate_chunks)}, in temp_store)" if s.writes == "intermediate" else ""
-        out.append(
-            f"  stage {i}: {s.reads} -> {s.writes}{where}: {_count(s.ntasks, 'task')} of {_tup(s.block)}, "
-            f"<= {format_bytes(s.peak_memory)} each; read {format_bytes(s.bytes_read)}, "
-            f"write {format_bytes(s.bytes_written)}"
-        )
-    return out
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'s' * (n != 1)}"
-
-
-def _tup(x: Any) -> str:
-    x = tuple(x or ())
-    return "(" + ", ".join(map(str, x)) + ("," if len(x) == 1 else "") + ")"
-
-
-# -- stores --------------------------------------------------------------------------
-def _where(store: Any) -> Any:
-    while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
-        store = store.store
-    loc = getattr(store, "root", None) or getattr(store, "path", None)
-    return None if loc is None else (type(store).__name__, loc)
-
-
-def _target_and_temp(target_store: Any, temp_store: Any, target_path: str,
-                     storage_options: dict[str, Any] | None) -> tuple[Any, Any]:
-    """The target and intermediate stores, checked: distinct, nothing at the target path."""
-    store = store_from(target_store, mode="a", storage_options=storage_options)
-    temp = None if temp_store is None else store_from(temp_store, mode="a")
-    if temp is not None and _same_store(store, temp):
-        raise ValueError(
-            f"temp_store must be another store than target_store (both are {store!r}): the "
-            "intermediate arrays would take the target's place"
-        )
-    _check_free(store, target_path, "target_store")
-    return store, temp
-
-
-def _same_store(a: Any, b: Any) -> bool:
-    return a is b or (_where(a) is not None and _where(a) == _where(b))
-
-
-def _check_free(store: Any, path: str, what: str) -> None:
-    node = read_node(store, path)
-    if node is not None:
-        err = ContainsArrayError if node.node_type == "array" else ContainsGroupError
-        raise err(
-            f"{what}: a v{node.zarr_format} {node.node_type} exists at path {node_name(path)!r} in "
-            f"{store!r}; rechunk writes into an empty place"
-        )
-
-
 # -- arrays ---------------------------------------------------------------------------
 def _job(
     source: Array, rel: str, path: str, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
     options: dict[str, Any], max_mem: int, temp: Any,
-) -> _Job:
+) -> ArrayJob:
     fmt = options.get("zarr_format", source.zarr_format)
     kwargs: dict[str, Any] = {
         "dtype": source.dtype,
@@ -473,7 +310,7 @@ def _job(
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None, min_tasks=_min_tasks(),
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=min_tasks(),
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:
@@ -486,30 +323,7 @@ def _job(
             **_intermediate_codecs(source),
         }
         check_create_array(f"the intermediate array for array {node_name(path)!r}", **temp_kwargs)
-    return _Job(plan, source, path, kwargs, temp_kwargs)
-
-
-#: a stage's blocks stop growing at this many tasks per worker thread
-TASKS_PER_WORKER = 4
-
-
-def _min_tasks() -> int:
-    """Tasks a stage should have at least: :data:`TASKS_PER_WORKER` per thread
-    of the scheduler dask would use now (the distributed client's workers, or
-    the local scheduler's ``num_workers``, default the CPU count)."""
-    import os
-
-    import dask
-
-    client = distributed_client()
-    if client is not None:
-        try:
-            threads = sum(client.nthreads().values())
-        except Exception:  # a client that cannot answer: plan as for this machine
-            threads = 0
-    else:
-        threads = dask.config.get("num_workers", None) or 0
-    return TASKS_PER_WORKER * max(1, threads or os.cpu_count() or 1)
+    return ArrayJob(plan, source, path, kwargs, temp_kwargs)
 
 
 def _intermediate_codecs(a: Array) -> dict[str, Any]:

@@ -25,10 +25,18 @@ from typing import Any, Mapping
 
 import numpy as np
 
+import dask
+import dask.array as da
+import xarray as xr
+
 from ..core.api import open_group
+from ..core.nodes import ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA
 from ..storage.keys import join_path, normalize_path
+from ..xarray import to_zarr
+from ._run import min_tasks
 from .plan import ArrayPlan, plan_array
-from .rechunk import RechunkPlan, _check_free, _min_tasks, _remove_array, _target_and_temp
+from .rechunk_plan import RechunkPlan
+from .rechunk_stores import check_free, remove_array, target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
 _CODEC_KEYS = ("compressors", "compressor", "filters", "serializer", "chunk_key_encoding",
@@ -59,11 +67,11 @@ def plan_dataset(
     target_path = normalize_path(target_path)
     options = dict(options)
     fmt = options.pop("zarr_format", 3)
-    store, temp = _target_and_temp(target_store, temp_store, target_path, storage_options)
+    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options)
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
-    min_tasks = _min_tasks()
+    tasks = min_tasks()
     for name, v in ds.variables.items():
         read = _read_chunks(v)
         kept = _kept_chunks(v, read)
@@ -78,12 +86,12 @@ def plan_dataset(
         itemsize = max(v.dtype.itemsize, np.dtype(encodings[name].get("dtype", v.dtype)).itemsize)
         plan = plan_array(
             str(name), v.shape, v.dtype, read, chunks, shards, max_mem,
-            itemsize=itemsize, intermediate=temp is not None, min_tasks=min_tasks,
+            itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks,
         )
         plans[name] = plan
         jobs.append(_VarJob(plan, join_path(target_path, str(name)) if target_path else str(name)))
     if temp is not None and any(p.intermediate_chunks is not None for p in plans.values()):
-        _check_free(temp, target_path, "temp_store")
+        check_free(temp, target_path, "temp_store")
     return DatasetRechunkPlan(ds, jobs, plans, encodings, fmt, max_mem, store, temp, target_path)
 
 
@@ -109,12 +117,6 @@ class DatasetRechunkPlan(RechunkPlan):
         return self._graph
 
     def _setup(self) -> Any:
-        import dask
-        import dask.array as da
-        import xarray as xr
-
-        from ..xarray import to_zarr
-
         ds, group = self._ds, self.target_path or None
         out: dict[Any, Any] = {}
         staged = {}
@@ -167,13 +169,11 @@ def _finish(_: Any, temp: tuple[Any, str] | None) -> None:
     group = open_group(store, path=path, mode="r+")
     for _name, member in group.members(max_depth=None):
         if not hasattr(member, "members"):
-            _remove_array(member)
-    _remove_array_metadata(store, path)
+            remove_array(member)
+    _remove_group_metadata(store, path)
 
 
-def _remove_array_metadata(store: Any, path: str) -> None:
-    from ..core.nodes import ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA
-
+def _remove_group_metadata(store: Any, path: str) -> None:
     store.delete_many([join_path(path, k) for k in (ZARR_JSON, ZGROUP, ZATTRS, ZMETADATA)])
 
 

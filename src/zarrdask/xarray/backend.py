@@ -42,16 +42,19 @@ import os
 from typing import Any, Iterable
 
 import numpy as np
+from xarray import DataTree
 from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint
 from xarray.backends.store import StoreBackendEntrypoint
+from xarray.backends.zarr import FillValueCoder
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
+from .. import _json
 from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, node_from_docs
-from ..core.nodes import read_nodes
+from ..core.nodes import ZARRAY, key_of, read_nodes
 from ..errors import MetadataError, warn
 from ..storage.abc import Store
 from ..storage.keys import normalize_path
@@ -159,9 +162,6 @@ class ZarrdaskBackendArray(BackendArray):
 def _nczarr_dimensions(array: Array) -> list[str] | None:
     """The dimension names NCZarr (netCDF-C) keeps in ``.zarray`` under
     ``_NCZARR_ARRAY.dimrefs`` (fully qualified names; their last segment)."""
-    from .. import _json
-    from ..core.nodes import ZARRAY, key_of
-
     raw = array.store.get(key_of(array.path, ZARRAY))
     try:
         refs = _json.loads(raw, key=key_of(array.path, ZARRAY))["_NCZARR_ARRAY"]["dimrefs"]
@@ -229,8 +229,6 @@ def array_variable(array: Array, use_zarr_fill_value_as_mask: bool | None = None
                    try_nczarr: bool = False) -> Variable:
     """The array as a lazy, still CF-encoded xarray Variable, with the encoding
     and the ``_FillValue`` attribute xarray's zarr engine gives it."""
-    from xarray.backends.zarr import FillValueCoder
-
     if use_zarr_fill_value_as_mask is None:
         use_zarr_fill_value_as_mask = array.zarr_format == 2
     dims, attrs = dims_and_attrs(array, try_nczarr)
@@ -451,6 +449,4 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
         """The groups at and below ``group`` as a ``DataTree`` (keywords as
         :meth:`open_groups_as_dict`)."""
-        from xarray import DataTree
-
         return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))

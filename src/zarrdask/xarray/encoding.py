@@ -29,6 +29,7 @@ from typing import Any, Hashable, Mapping
 
 import dask.array as da
 import numpy as np
+import pandas as pd
 from xarray import conventions
 from xarray.backends.zarr import FillValueCoder, encode_zarr_attr_value, encode_zarr_variable
 from xarray.coding.strings import check_vlen_dtype
@@ -164,8 +165,6 @@ def _same_units(a: Any, b: Any) -> bool:
         return True
     if not (isinstance(a, str) and isinstance(b, str)) or " since " not in a or " since " not in b:
         return False
-    import pandas as pd
-
     (ua, _, ra), (ub, _, rb) = a.partition(" since "), b.partition(" since ")
     try:
         return ua.strip().lower() == ub.strip().lower() and pd.Timestamp(ra.strip()) == pd.Timestamp(rb.strip())

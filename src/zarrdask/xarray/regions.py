@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable, Mapping
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from xarray.core.variable import Variable
 
@@ -74,8 +75,6 @@ def resolve_region(
 
 
 def _auto(dim: Hashable, ds: xr.Dataset, stored_coordinate: Callable[[Hashable], Variable | None]) -> slice:
-    import pandas as pd
-
     if dim not in ds.indexes:
         return slice(0, ds.sizes[dim])
     stored = stored_coordinate(dim)

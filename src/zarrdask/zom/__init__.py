@@ -9,7 +9,7 @@ ZOM groups (plus ``members``). This package implements it for Zarr v2 and v3:
   per format: :class:`ArraySpecV2`, :class:`ArraySpecV3`, :class:`GroupSpecV2`,
   :class:`GroupSpecV3`, in :mod:`.v2` / :mod:`.v3`), their JSON form ("Zarr
   Object Models in JSON"), the flat form (``to_flat`` / :func:`from_flat`)
-  and ``like``;
+  and ``like``; :mod:`.fields` holds the field checks the classes share;
 * :mod:`.diff` — :func:`diff`, every differing path and field;
 * :mod:`.schema` — :func:`json_schema` ("Zarr Object Models in JSON schema"),
   :func:`validate_json`;
@@ -35,17 +35,7 @@ from .convert import convert_v2_to_v3
 from .diff import ABSENT, Difference, diff
 from .io import from_zarr, to_zarr
 from .schema import json_schema, schema_errors, validate_json
-from .spec import (
-    ArraySpec,
-    ArraySpecV2,
-    ArraySpecV3,
-    GroupSpec,
-    GroupSpecV2,
-    GroupSpecV3,
-    NodeSpec,
-    from_flat,
-    from_json,
-)
+from .spec import ArraySpec, GroupSpec, NodeSpec, Operations, from_flat, from_json, install_operations
 from .template import (
     DEFAULT_RULES,
     Problem,
@@ -56,6 +46,11 @@ from .template import (
     dimension_names_match_shape,
     require_dimension_names,
 )
+from .v2 import ArraySpecV2, GroupSpecV2
+from .v3 import ArraySpecV3, GroupSpecV3
+
+# the spec methods that read, write, compare and convert (spec.py cannot import these modules: they import it)
+install_operations(Operations(from_zarr=from_zarr, to_zarr=to_zarr, diff=diff, convert_v2_to_v3=convert_v2_to_v3))
 
 __all__ = [
     "ABSENT",

@@ -55,15 +55,24 @@ blosc (typesize 8, "shuffle")]``.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
+import numcodecs
 import numpy as np
 
+from ..codecs.abc import ChunkSpec
+from ..codecs.numcodecs_registry import get_numcodec, numcodecs_ids
+from ..codecs.numcodecs_v3 import PREFIX, SPECIAL_CLASSES, classify, numcodecs_codec
+from ..codecs.registry import codec_from_json
 from ..errors import CodecError, MetadataError, UnknownCodecError, UnknownDataTypeError
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import data_type_to_v3, default_fill_value, encode_fill_value_v3
 from ._frozen import UNSET, thaw
-from .spec import ArraySpecV2, ArraySpecV3, GroupSpecV2, GroupSpecV3, NodeSpec, _join
+from .fields import child_path
+from .spec import NodeSpec
+from .v2 import ArraySpecV2, GroupSpecV2
+from .v3 import ArraySpecV3, GroupSpecV3
 
 __all__ = ["convert_v2_to_v3"]
 
@@ -95,7 +104,7 @@ def convert_v2_to_v3(spec: NodeSpec, *, path: str = "/") -> ArraySpecV3 | GroupS
     """
     if isinstance(spec, GroupSpecV2):
         return GroupSpecV3(attributes=spec.attributes,
-                           members={name: convert_v2_to_v3(m, path=_join(path, name))
+                           members={name: convert_v2_to_v3(m, path=child_path(path, name))
                                     for name, m in spec.members.items()})
     if isinstance(spec, ArraySpecV2):
         return _convert_array(spec, path)
@@ -136,9 +145,6 @@ def _numcodecs_codec(config: dict[str, Any], spec: Any, default_kind: str, where
     The kind is the one the codec has on chunks of ``spec`` (its special class,
     or :func:`~zarrdask.codecs.numcodecs_v3.classify`); an id numcodecs does not
     know keeps zarr-python's naming with the kind its position gives."""
-    from ..codecs.numcodecs_registry import get_numcodec, numcodecs_ids
-    from ..codecs.numcodecs_v3 import PREFIX, SPECIAL_CLASSES, classify, numcodecs_codec
-
     codec_id = config["id"]
     conf = {k: v for k, v in config.items() if k != "id"}
     if codec_id not in numcodecs_ids():  # not known here: zarr-python's naming, the kind from the position
@@ -156,10 +162,6 @@ def _numcodecs_codec(config: dict[str, Any], spec: Any, default_kind: str, where
 def _compressor(config: dict[str, Any], spec: Any, where: str) -> tuple[dict[str, Any], str]:
     """The v3 form of a v2 compressor and its kind (``zfpy``, ``pcodec`` are array → bytes)."""
     if config["id"] in _CORE_COMPRESSORS:
-        import numcodecs
-
-        from ..codecs.registry import codec_from_json
-
         try:
             codec = codec_from_json(numcodecs.get_codec(dict(config)), key=where)
         except (ValueError, TypeError) as e:
@@ -183,95 +185,117 @@ def _dimension_names(attrs: dict[str, Any], ndim: int, where: str) -> Any:
 
 
 def _convert_array(spec: ArraySpecV2, path: str) -> ArraySpecV3:
-    from ..codecs.abc import ChunkSpec
-
-    zarray = spec.metadata_document()
-    meta = ArrayMetadataV2.from_json(zarray, key=f"{path.rstrip('/')}/.zarray")
-    where = path
-    dtype, ndim = meta.dtype, len(meta.shape)
+    meta = ArrayMetadataV2.from_json(spec.metadata_document(), key=f"{path.rstrip('/')}/.zarray")
     attrs = thaw(spec.attributes)
-    dimension_names = _dimension_names(attrs, ndim, where)
-    filters = [dict(f) for f in (meta.filters or ())]
-
-    array_array: list[dict] = []
-    bytes_bytes: list[dict] = []
-    serializer: dict | None = None
-    if meta.order == "F" and ndim > 1:
-        array_array.append({"name": "transpose", "configuration": {"order": list(range(ndim - 1, -1, -1))}})
-
-    if dtype.kind == "O":
-        first = filters[0]["id"] if filters else None
-        if first not in _VLEN:
-            raise UnknownCodecError(
-                f"{where}: an object array with {'the object codec ' + repr(first) if first else 'no object codec'};"
-                f" only {sorted(_VLEN)} have a Zarr v3 equivalent")
-        data_type: Any = _VLEN[first]
-        serializer = {"name": filters.pop(0)["id"], "configuration": {}}
-        spec_dtype = np.dtype("u1")  # bytes → bytes codecs see a byte stream (zarr-python: item size 1)
-    else:
-        try:
-            data_type = data_type_to_v3(dtype)
-        except UnknownDataTypeError as e:
-            raise UnknownDataTypeError(f"{where}: {e}") from None
-        spec_dtype = dtype
-
-    chunk = ChunkSpec(tuple(meta.chunks), spec_dtype, 0)
-    for i, f in enumerate(filters):
-        if f["id"] in _VLEN:
-            raise UnknownCodecError(f"{where}: filter {i} {f['id']!r} is an object codec after the first filter")
-        default_kind = "array_array" if serializer is None else "bytes_bytes"
-        codec_json, kind, after = _numcodecs_codec(f, chunk, default_kind, f"{where}: filter {i}")
-        if kind == "array_array":
-            if serializer is not None:
-                raise CodecError(
-                    f"{where}: filter {i} {f['id']!r} works on arrays but follows a bytes → bytes filter; "
-                    "Zarr v3 has no such codec order")
-            array_array.append(codec_json)
-            chunk = after
-        elif kind == "array_bytes":
-            if serializer is not None:
-                raise CodecError(f"{where}: filter {i} {f['id']!r} turns arrays into bytes after another; "
-                                 "Zarr v3 has one array → bytes codec")
-            serializer = codec_json
-        else:
-            if serializer is None:
-                serializer = _bytes_codec(chunk.dtype, where)
-            bytes_bytes.append(codec_json)
-    if meta.compressor is not None:
-        codec_json, kind = _compressor(dict(meta.compressor), chunk, f"{where}: compressor")
-        if kind == "array_bytes":  # zfpy, pcodec: the v2 compressor gets the (filtered) array
-            if serializer is not None:
-                raise CodecError(f"{where}: compressor {meta.compressor['id']!r} turns arrays into bytes, "
-                                 "but a filter already did; Zarr v3 has one array → bytes codec")
-            serializer = codec_json
-        else:
-            bytes_bytes.append(codec_json)
-    if serializer is None:
-        serializer = _bytes_codec(chunk.dtype, where)
-
-    fill = meta.fill_value
-    if dtype.kind == "O":
-        if data_type == "string":
-            fill_json: Any = fill if isinstance(fill, str) else ""
-        else:
-            fill_json = fill if isinstance(fill, str) else encode_fill_value_v3(
-                b"", dtype, data_type="variable_length_bytes")
-    else:
-        native = dtype.newbyteorder("=")
-        if fill is None:
-            fill = default_fill_value(native)
-        fill_json = encode_fill_value_v3(np.asarray(fill).astype(native)[()], native, data_type=data_type)
-
+    dimension_names = _dimension_names(attrs, len(meta.shape), path)
+    data_type, codecs = _data_type_and_codecs(meta, path)
     result = ArraySpecV3(
         shape=meta.shape,
         data_type=data_type,
         chunk_grid={"name": "regular", "configuration": {"chunk_shape": list(meta.chunks)}},
         chunk_key_encoding={"name": "v2", "configuration": {"separator": meta.dimension_separator}},
-        fill_value=fill_json,
-        codecs=[*array_array, serializer, *bytes_bytes],
+        fill_value=_fill_value(meta, data_type),
+        codecs=codecs,
         attributes=attrs,
         dimension_names=dimension_names,
         storage_transformers=[],
     )
     ArrayMetadataV3.from_json(result.metadata_document(), key=f"{path.rstrip('/')}/zarr.json")
     return result
+
+
+def _data_type_and_codecs(meta: ArrayMetadataV2, where: str) -> tuple[Any, list[dict[str, Any]]]:
+    """The v3 ``data_type`` and ``codecs`` of a v2 array: ``order`` as a
+    ``transpose``, then the filters, then the compressor, each where its kind puts it."""
+    ndim = len(meta.shape)
+    filters = [dict(f) for f in (meta.filters or ())]
+    data_type, serializer, element_dtype = _data_type(meta.dtype, filters, where)
+    codecs = _Codecs(ChunkSpec(tuple(meta.chunks), element_dtype, 0), serializer)
+    if meta.order == "F" and ndim > 1:
+        codecs.array_array.append({"name": "transpose", "configuration": {"order": list(range(ndim - 1, -1, -1))}})
+    for i, f in enumerate(filters):
+        codecs.add_filter(f, i, where)
+    if meta.compressor is not None:
+        codecs.add_compressor(dict(meta.compressor), where)
+    return data_type, codecs.as_list(where)
+
+
+def _data_type(dtype: np.dtype, filters: list[dict[str, Any]], where: str) -> tuple[Any, dict | None, np.dtype]:
+    """``(data_type, serializer, dtype the codecs see)`` of a v2 ``dtype``: an
+    object array's first filter (its object codec, taken off ``filters``) is its
+    serializer, and the codecs after it see a byte stream."""
+    if dtype.kind != "O":
+        try:
+            return data_type_to_v3(dtype), None, dtype
+        except UnknownDataTypeError as e:
+            raise UnknownDataTypeError(f"{where}: {e}") from None
+    first = filters[0]["id"] if filters else None
+    if first not in _VLEN:
+        raise UnknownCodecError(
+            f"{where}: an object array with {'the object codec ' + repr(first) if first else 'no object codec'};"
+            f" only {sorted(_VLEN)} have a Zarr v3 equivalent")
+    serializer = {"name": filters.pop(0)["id"], "configuration": {}}
+    return _VLEN[first], serializer, np.dtype("u1")  # (zarr-python: item size 1)
+
+
+@dataclass
+class _Codecs:
+    """A converted array's v3 codecs as they are placed, and the chunk the next one sees."""
+
+    chunk: ChunkSpec
+    serializer: dict[str, Any] | None = None
+    array_array: list[dict[str, Any]] = field(default_factory=list)
+    bytes_bytes: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_filter(self, f: dict[str, Any], i: int, where: str) -> None:
+        """The v2 filter number ``i``: before, as or after the serializer, as its kind says."""
+        if f["id"] in _VLEN:
+            raise UnknownCodecError(f"{where}: filter {i} {f['id']!r} is an object codec after the first filter")
+        default_kind = "array_array" if self.serializer is None else "bytes_bytes"
+        codec_json, kind, after = _numcodecs_codec(f, self.chunk, default_kind, f"{where}: filter {i}")
+        if kind == "array_array":
+            if self.serializer is not None:
+                raise CodecError(
+                    f"{where}: filter {i} {f['id']!r} works on arrays but follows a bytes → bytes filter; "
+                    "Zarr v3 has no such codec order")
+            self.array_array.append(codec_json)
+            self.chunk = after
+        elif kind == "array_bytes":
+            if self.serializer is not None:
+                raise CodecError(f"{where}: filter {i} {f['id']!r} turns arrays into bytes after another; "
+                                 "Zarr v3 has one array → bytes codec")
+            self.serializer = codec_json
+        else:
+            if self.serializer is None:
+                self.serializer = _bytes_codec(self.chunk.dtype, where)
+            self.bytes_bytes.append(codec_json)
+
+    def add_compressor(self, config: dict[str, Any], where: str) -> None:
+        """The v2 compressor: a bytes → bytes codec, or the serializer (``zfpy``,
+        ``pcodec``: the v2 compressor gets the filtered array)."""
+        codec_json, kind = _compressor(config, self.chunk, f"{where}: compressor")
+        if kind != "array_bytes":
+            self.bytes_bytes.append(codec_json)
+            return
+        if self.serializer is not None:
+            raise CodecError(f"{where}: compressor {config['id']!r} turns arrays into bytes, "
+                             "but a filter already did; Zarr v3 has one array → bytes codec")
+        self.serializer = codec_json
+
+    def as_list(self, where: str) -> list[dict[str, Any]]:
+        """The codecs in order; ``bytes`` is the serializer when nothing else is."""
+        serializer = self.serializer if self.serializer is not None else _bytes_codec(self.chunk.dtype, where)
+        return [*self.array_array, serializer, *self.bytes_bytes]
+
+
+def _fill_value(meta: ArrayMetadataV2, data_type: Any) -> Any:
+    """The v2 fill value re-encoded for the v3 ``data_type`` (``null``: the type's zero)."""
+    fill, dtype = meta.fill_value, meta.dtype
+    if dtype.kind == "O":
+        if isinstance(fill, str):
+            return fill
+        return "" if data_type == "string" else encode_fill_value_v3(b"", dtype, data_type="variable_length_bytes")
+    native = dtype.newbyteorder("=")
+    if fill is None:
+        fill = default_fill_value(native)
+    return encode_fill_value_v3(np.asarray(fill).astype(native)[()], native, data_type=data_type)

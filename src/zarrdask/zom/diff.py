@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._frozen import json_equal, thaw
-from .spec import GroupSpec, NodeSpec, _as_spec, _join
+from .fields import child_path
+from .spec import GroupSpec, NodeSpec, as_spec
 
 __all__ = ["ABSENT", "Difference", "diff"]
 
@@ -93,7 +94,7 @@ def _diff_node(a: NodeSpec, b: NodeSpec, path: str, out: list[Difference]) -> No
     if isinstance(a, GroupSpec):
         ma, mb = a.members, b.members  # type: ignore[attr-defined]
         for name in [*ma, *(n for n in mb if n not in ma)]:
-            child = _join(path, name)
+            child = child_path(path, name)
             if name not in mb:
                 out.append(Difference(child, "node", ma[name].node_type, ABSENT))
             elif name not in ma:
@@ -120,6 +121,6 @@ def diff(a: Any, b: Any, *, path: str = "/") -> list[Difference]:
         members (depth first).
     """
     out: list[Difference] = []
-    _diff_node(_as_spec(a), _as_spec(b), path, out)
+    _diff_node(as_spec(a), as_spec(b), path, out)
     return [Difference(d.path, d.field, thaw(d.left) if d.left is not ABSENT else ABSENT,
                        thaw(d.right) if d.right is not ABSENT else ABSENT) for d in out]

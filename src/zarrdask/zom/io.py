@@ -29,6 +29,7 @@ Missing ancestors of ``path`` are created as empty groups (as
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _json
@@ -53,15 +54,9 @@ from ..storage import store_from
 from ..storage.keys import normalize_path
 from ._frozen import thaw
 from .diff import diff
-from .spec import (
-    ArraySpec,
-    ArraySpecV2,
-    ArraySpecV3,
-    GroupSpecV2,
-    GroupSpecV3,
-    NodeSpec,
-    from_flat,
-)
+from .spec import ArraySpec, NodeSpec, from_flat
+from .v2 import ArraySpecV2, GroupSpecV2
+from .v3 import ArraySpecV3, GroupSpecV3
 
 __all__ = ["from_zarr", "to_zarr"]
 
@@ -134,7 +129,8 @@ def _key(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def _join(root: str, rel: str) -> str:
+def _store_path(root: str, rel: str) -> str:
+    """The store path of the node at the ZOM path ``rel`` of a hierarchy written at ``root``."""
     rel = rel.strip("/")
     return f"{root}/{rel}".strip("/") if rel else root
 
@@ -226,14 +222,36 @@ def to_zarr(spec: NodeSpec, store: Any, path: str = "", overwrite: bool = False,
     if fmt == 3:
         for segment in root.split("/") if root else ():
             validate_node_name(segment)
+    planned = _planned(spec, root)
+    docs = _missing_ancestors(store, root, fmt)
+    changes = _changes(store, planned, fmt)
+    if changes.conflicts and not overwrite:
+        lines = "\n  ".join(changes.conflicts)
+        raise NodeConflictError(
+            f"cannot write the hierarchy at '/{root}' in {store!r}: {len(changes.conflict_paths)} stored node(s) "
+            f"differ from the spec (pass overwrite=True to replace them):\n  {lines}", changes.conflict_paths)
+    # nodes below a deleted tree are written again even if they were equal
+    for p in planned:
+        if p not in changes.write and any(p.startswith(t + "/") or not t for t in changes.delete_trees):
+            changes.write.append(p)
+    for p in changes.write:
+        docs.update(_documents(planned[p][0], p))
+    _apply(store, root, docs, changes)
+    return open_node(store, path=root, mode="r+")
 
-    # 1. every document, validated, before anything is read or written
+
+def _planned(spec: NodeSpec, root: str) -> dict[str, tuple[NodeSpec, Any]]:
+    """Every node of ``spec`` by its store path, with its metadata parsed: every
+    document is validated before anything is read or written."""
     planned: dict[str, tuple[NodeSpec, Any]] = {}
     for rel, node in spec.to_flat().items():
-        p = _join(root, rel)
+        p = _store_path(root, rel)
         planned[p] = (node, _parse(node, p))
+    return planned
 
-    # 2. ancestors of the root
+
+def _missing_ancestors(store: Any, root: str, fmt: int) -> dict[str, bytes]:
+    """The documents of empty groups for the missing ancestors of ``root``; an array among them is an error."""
     docs: dict[str, bytes] = {}
     parts = root.split("/") if root else []
     for i in range(len(parts)):
@@ -246,61 +264,69 @@ def to_zarr(spec: NodeSpec, store: Any, path: str = "", overwrite: bool = False,
         if existing is None:
             empty = GroupSpecV3() if fmt == 3 else GroupSpecV2()
             docs.update(_documents(empty, anc))
+    return docs
 
-    # 3. what exists at each path of the spec
-    conflicts: list[str] = []
-    conflict_paths: list[str] = []
-    delete_trees: list[str] = []
-    delete_docs: list[str] = []
-    write: list[str] = []
+
+@dataclass
+class _Changes:
+    """What writing a spec changes in a store (store paths), and the conflicts it meets."""
+
+    write: list[str] = field(default_factory=list)
+    delete_trees: list[str] = field(default_factory=list)
+    delete_docs: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    conflict_paths: list[str] = field(default_factory=list)
+
+
+def _changes(store: Any, planned: dict[str, tuple[NodeSpec, Any]], fmt: int) -> _Changes:
+    """Compare what exists at each path of the spec with the spec."""
+    changes = _Changes()
     for p, (node, meta) in planned.items():
         existing = _read_existing(store, p)
         if existing is None:
-            write.append(p)
+            changes.write.append(p)
             continue
         name = "/" + p
-        if isinstance(existing, Exception):
-            conflicts.append(f"{name}: the stored metadata cannot be read ({existing})")
-            replace_tree = isinstance(node, ArraySpec)
-        elif existing.zarr_format != fmt or (isinstance(existing, Array) != isinstance(node, ArraySpec)):
-            conflicts.append(f"{name}: {_describe(existing)} is stored, the spec has a v{fmt} {node.node_type}")
-            replace_tree = isinstance(existing, Array) != isinstance(node, ArraySpec) or isinstance(node, ArraySpec)
-        else:
-            stored = _canonical(existing.metadata, existing.attrs.asdict())
-            wanted = _canonical(meta, thaw(node.attributes))
-            differences = diff(stored, wanted, path=name)
-            if not differences:
-                continue
-            conflicts.extend(
-                f"{d.path}: field {d.field!r}: stored {d.left!r:.100}, spec {d.right!r:.100}" for d in differences)
-            replace_tree = isinstance(node, ArraySpec) and any(
-                not d.field.startswith("attributes.") for d in differences)
-        conflict_paths.append(name)
-        write.append(p)
-        (delete_trees if replace_tree else delete_docs).append(p)
+        conflict = _conflict(existing, node, meta, name, fmt)
+        if conflict is None:
+            continue
+        messages, replace_tree = conflict
+        changes.conflicts.extend(messages)
+        changes.conflict_paths.append(name)
+        changes.write.append(p)
+        (changes.delete_trees if replace_tree else changes.delete_docs).append(p)
+    return changes
 
-    if conflicts and not overwrite:
-        lines = "\n  ".join(conflicts)
-        raise NodeConflictError(
-            f"cannot write the hierarchy at '/{root}' in {store!r}: {len(conflict_paths)} stored node(s) differ "
-            f"from the spec (pass overwrite=True to replace them):\n  {lines}", conflict_paths)
 
-    # 4. nodes below a deleted tree are written again even if they were equal
-    for p in planned:
-        if p not in write and any(p.startswith(t + "/") or not t for t in delete_trees):
-            write.append(p)
-    for p in write:
-        docs.update(_documents(planned[p][0], p))
+def _conflict(existing: Array | Group | Exception, node: NodeSpec, meta: Any, name: str,
+              fmt: int) -> tuple[list[str], bool] | None:
+    """How the stored node at ``name`` differs from the spec's ``node`` (``None``:
+    equal), and whether replacing it deletes everything under it (an array whose
+    metadata, not only attributes, changes; a node whose type changes)."""
+    is_array = isinstance(node, ArraySpec)
+    if isinstance(existing, Exception):
+        return [f"{name}: the stored metadata cannot be read ({existing})"], is_array
+    if existing.zarr_format != fmt or (isinstance(existing, Array) != is_array):
+        message = f"{name}: {_describe(existing)} is stored, the spec has a v{fmt} {node.node_type}"
+        return [message], isinstance(existing, Array) != is_array or is_array
+    stored = _canonical(existing.metadata, existing.attrs.asdict())
+    wanted = _canonical(meta, thaw(node.attributes))
+    differences = diff(stored, wanted, path=name)
+    if not differences:
+        return None
+    messages = [f"{d.path}: field {d.field!r}: stored {d.left!r:.100}, spec {d.right!r:.100}" for d in differences]
+    return messages, is_array and any(not d.field.startswith("attributes.") for d in differences)
 
-    if (docs or delete_trees or delete_docs) and not store.writable:
+
+def _apply(store: Any, root: str, docs: dict[str, bytes], changes: _Changes) -> None:
+    """Delete the replaced trees and the stale documents, then write ``docs`` in one batched call."""
+    if (docs or changes.delete_trees or changes.delete_docs) and not store.writable:
         raise ReadOnlyError(f"cannot write the hierarchy at '/{root}': {store!r} is read-only")
-    for p in delete_trees:
+    for p in changes.delete_trees:
         store.delete_prefix(p + "/" if p else "")
-    stale = [_key(p, n) for p in delete_trees + delete_docs for n in _META_NAMES]
+    stale = [_key(p, n) for p in changes.delete_trees + changes.delete_docs for n in _META_NAMES]
     stale = [k for k in stale if k not in docs]
     if stale:
         store.delete_many(stale)
     if docs:
         store.set_many(docs)
-    return open_node(store, path=root, mode="r+")
-

@@ -314,7 +314,7 @@ def json_schema(zarr_format: int = 3, node_type: str = "group") -> dict[str, Any
 
 @lru_cache(maxsize=4)
 def _validator(zarr_format: int, node_type: str) -> Any:
-    import jsonschema
+    import jsonschema  # slow to import (0.15 s): loaded by the first validation, not with zarrdask.zom
 
     schema = json_schema(zarr_format, node_type)
     cls = jsonschema.validators.validator_for(schema)
@@ -330,7 +330,7 @@ def _leaf(error: Any) -> Any:
     """The most specific error below an ``anyOf`` failure: from the branch that
     got furthest into the document (the deepest path; a branch of the right
     type rather than a type mismatch), then jsonschema's pick."""
-    import jsonschema
+    import jsonschema  # (see _validator)
 
     while error.context:
         deepest = max(len(e.absolute_path) for e in error.context)

@@ -27,6 +27,14 @@ formats:
 ``GroupSpecV3``    ``attributes``, ``members``, ``extra_fields``
 =================  ==========================================================
 
+Each concrete class registers itself as the class of its format and node
+kind when it is defined (:func:`spec_class`), so this module, which
+:mod:`.v2` and :mod:`.v3` build on, never imports them. The methods that
+reach further up — :meth:`NodeSpec.to_zarr`, :meth:`NodeSpec.from_zarr`,
+:meth:`NodeSpec.diff`, ``to_v3`` and :meth:`NodeSpec.like` given a stored
+node — call the functions of :mod:`.io`, :mod:`.diff` and :mod:`.convert`
+that the package hands over (:class:`Operations`): imports point one way.
+
 Values are kept in their JSON form (frozen: objects are read-only mappings,
 arrays are tuples), so a document round-trips unchanged, key order included;
 an optional field absent from the document is :data:`UNSET` (``None`` is JSON
@@ -61,76 +69,74 @@ Example (ZEP 6)::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
+from ..chunking.rectilinear import normalize_chunks
 from ..errors import MetadataError
-from ..metadata import validate_node_name
-from ._frozen import UNSET, FrozenDict, canonical_dumps, freeze, json_equal, thaw
+from ._frozen import UNSET, FrozenDict, canonical_dumps, json_equal, thaw
+from .fields import check_member_name, child_path, field_error
+from .schema import validate_json
 
 __all__ = [
     "ArraySpec",
-    "ArraySpecV2",
-    "ArraySpecV3",
     "GroupSpec",
-    "GroupSpecV2",
-    "GroupSpecV3",
     "NodeSpec",
+    "as_spec",
     "from_flat",
     "from_json",
 ]
 
-_V2_RESERVED = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+
+# --------------------------------------------------------------------------- the modules above
+@dataclasses.dataclass(frozen=True)
+class Operations:
+    """The functions behind the spec methods that reach the modules above this one.
+
+    Reading and writing stores (:mod:`.io`), :func:`~zarrdask.zom.diff` and
+    :func:`~zarrdask.zom.convert_v2_to_v3` import this module, so it cannot
+    import them: ``zarrdask.zom``'s ``__init__`` hands them over with
+    :func:`install_operations` once they are all imported, before any spec
+    method can run (importing any module of the package runs it first).
+    """
+
+    from_zarr: Callable[..., NodeSpec]
+    to_zarr: Callable[..., Any]
+    diff: Callable[..., list]
+    convert_v2_to_v3: Callable[[NodeSpec], NodeSpec]
 
 
-# --------------------------------------------------------------------------- helpers
-def _fail(cls: type, name: str, found: Any, expected: str) -> MetadataError:
-    text = repr(thaw(found))
-    if len(text) > 200:
-        text = text[:200] + "…"
-    return MetadataError(f"{cls.__name__}: field {name!r}: found {text}, expected {expected}")
+_installed: list[Operations] = []
 
 
-def _int_tuple(cls: type, name: str, value: Any, minimum: int) -> tuple[int, ...]:
-    value = freeze(value, name)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = (value,)
-    if not isinstance(value, tuple) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in value):
-        what = "non-negative" if minimum == 0 else "positive"
-        raise _fail(cls, name, value, f"a list of {what} integers")
-    return value
+def install_operations(functions: Operations) -> None:
+    """Give the spec methods the functions of the modules above (see :class:`Operations`)."""
+    _installed[:] = [functions]
 
 
-def _object(cls: type, name: str, value: Any) -> FrozenDict:
-    value = freeze(value, name)
-    if not isinstance(value, FrozenDict):
-        raise _fail(cls, name, value, "a JSON object")
-    return value
+def operations() -> Operations:
+    """The functions :func:`install_operations` installed."""
+    if not _installed:
+        raise RuntimeError("zarrdask.zom.spec: the package's __init__ has not installed its operations")
+    return _installed[0]
 
 
-def check_member_name(name: Any, zarr_format: int) -> str:
-    """A member name allowed by the Zarr spec of ``zarr_format``; else :class:`MetadataError`."""
-    problem = None
-    if not isinstance(name, str) or not name:
-        problem = "a non-empty string"
-    elif "/" in name:
-        problem = 'a name without "/"'
-    elif set(name) == {"."}:
-        problem = "a name not made only of periods"
-    elif name in _V2_RESERVED:
-        problem = "a name other than a metadata document's"
-    if problem:
-        raise MetadataError(f"member name: found {name!r}, expected {problem}")
-    if zarr_format == 3:
-        validate_node_name(name)  # v3 core "Node names" (e.g. the reserved prefix "__")
-    return name
+# --------------------------------------------------------------------------- the concrete classes
+#: ``(zarr_format, node_type)`` → the class of such nodes (:mod:`.v2`, :mod:`.v3` define them)
+_CLASSES: dict[tuple[int, str], type[NodeSpec]] = {}
 
 
-def _join(path: str, name: str) -> str:
-    return f"{path.rstrip('/')}/{name}"
+def spec_class(zarr_format: Any, node_type: str) -> type[NodeSpec]:
+    """The spec class of a v``zarr_format`` ``node_type`` (``"array"`` or ``"group"``)."""
+    try:
+        return _CLASSES[zarr_format, node_type]
+    except (KeyError, TypeError):
+        raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}") from None
 
 
+# --------------------------------------------------------------------------- JSON documents
 def _kind_of(doc: Mapping) -> str:
     """``"array"`` or ``"group"`` for a ZOM JSON node."""
     node_type = doc.get("node_type")
@@ -153,7 +159,8 @@ def _format_of(doc: Mapping, inherited: int | None, path: str, default: int | No
 
 
 # --- include / exclude (pydantic's IncEx) for like()
-def _incex(spec: Any) -> dict | None:
+def _field_selection(spec: Any) -> dict | None:
+    """``include=`` / ``exclude=`` as a dict of field names (a name, a set of names, or a nested mapping)."""
     if spec is None:
         return None
     if isinstance(spec, Mapping):
@@ -168,7 +175,7 @@ def _select(doc: Any, include: Any, exclude: Any) -> Any:
     ``"__all__"`` applies to every key of an object."""
     if not isinstance(doc, Mapping):
         return doc
-    inc, exc = _incex(include), _incex(exclude)
+    inc, exc = _field_selection(include), _field_selection(exclude)
     out = {}
     for key, value in doc.items():
         sub_inc = sub_exc = None
@@ -187,11 +194,22 @@ def _select(doc: Any, include: Any, exclude: Any) -> Any:
 
 # --------------------------------------------------------------------------- base classes
 class NodeSpec:
-    """What array and group specs share: JSON, equality, comparison, storage."""
+    """What array and group specs share: JSON, equality, comparison, storage.
+
+    A subclass that gives ``zarr_format`` a value (:class:`ArraySpecV2`, ...)
+    is *the* class of its format and node type: documents of that kind become
+    instances of it (:func:`spec_class`).
+    """
 
     zarr_format: int
     node_type: ClassVar[str] = ""
     attributes: FrozenDict
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        zarr_format = cls.__dict__.get("zarr_format")
+        if isinstance(zarr_format, int):
+            _CLASSES[zarr_format, cls.node_type] = cls
 
     # -- JSON ------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -213,7 +231,7 @@ class NodeSpec:
             was expected.
         """
         default = getattr(cls, "__dataclass_fields__", {}).get("zarr_format")
-        spec = _node_from_json(doc, "/", None, default.default if default is not None else None)
+        spec = node_from_json(doc, "/", None, default.default if default is not None else None)
         if not isinstance(spec, cls):
             raise MetadataError(
                 f"ZOM document at '/': a v{spec.zarr_format} {spec.node_type}, expected a {cls.__name__}")
@@ -270,15 +288,13 @@ class NodeSpec:
             Equality of the two JSON forms so restricted (JSON equality:
             ``true`` is not ``1``).
         """
-        other_spec = _as_spec(other)
+        other_spec = as_spec(other)
         return json_equal(_select(self.to_json(), include, exclude),
                           _select(other_spec.to_json(), include, exclude))
 
     def diff(self, other: Any) -> list:
         """Every differing path and field; see :func:`zarrdask.zom.diff`."""
-        from .diff import diff
-
-        return diff(self, other)
+        return operations().diff(self, other)
 
     # -- flat form ---------------------------------------------------------------
     def to_flat(self, root: str = "/") -> dict[str, NodeSpec]:
@@ -304,8 +320,6 @@ class NodeSpec:
         """Check the JSON form against the ZOM JSON Schema of its format
         (:func:`zarrdask.zom.json_schema`); raise
         :class:`~zarrdask.errors.SpecValidationError` listing every problem."""
-        from .schema import validate_json
-
         validate_json(self.to_json(), zarr_format=self.zarr_format)
 
     def to_zarr(self, store: Any, path: str = "", overwrite: bool = False, *,
@@ -314,17 +328,13 @@ class NodeSpec:
 
         See :func:`zarrdask.zom.to_zarr`.
         """
-        from .io import to_zarr
-
-        return to_zarr(self, store, path, overwrite=overwrite, storage_options=storage_options)
+        return operations().to_zarr(self, store, path, overwrite=overwrite, storage_options=storage_options)
 
     @classmethod
     def from_zarr(cls, node: Any, depth: int | None = None) -> NodeSpec:
         """The spec of a zarrdask array or group (``depth`` limits the levels of
         members read, ``None`` reads all). See :func:`zarrdask.zom.from_zarr`."""
-        from .io import from_zarr
-
-        spec = from_zarr(node, depth=depth)
+        spec = operations().from_zarr(node, depth=depth)
         if not isinstance(spec, cls):
             raise TypeError(f"{cls.__name__}.from_zarr: {node!r} is a {spec.node_type}")
         return spec
@@ -369,56 +379,31 @@ class ArraySpec(NodeSpec):
             the ``default`` chunk key encoding; v2: no compressor, no filters.
             The fill value is the type's zero.
         """
-        import numpy as np
-
-        from ..metadata.dtypes import (
-            data_type_to_v3,
-            default_fill_value,
-            dtype_to_v2,
-            encode_fill_value_v2,
-            encode_fill_value_v3,
-        )
-
         shape = tuple(int(s) for s in array.shape)
-        dtype = np.dtype(array.dtype)
-        chunks = shape if chunks is None else tuple(chunks)
-        irregular = any(not isinstance(c, (int, np.integer)) for c in chunks)
-        if irregular:
-            from ..chunking.rectilinear import normalize_chunks
-            from ..metadata.v3 import rectilinear_json
+        chunks = _chunks_like(shape if chunks is None else tuple(chunks), zarr_format)
+        target = spec_class(zarr_format, "array")
+        defaults = target._default_fields(shape, np.dtype(array.dtype), chunks, dict(attributes or {}))
+        return target(**{**defaults, **fields})
 
-            if zarr_format != 3:
-                raise ValueError(f"irregular chunks {chunks} need zarr_format=3 (the rectilinear chunk grid)")
-            per_axis = [c if isinstance(c, int) else (c[0] if len(set(c[:-1])) <= 1 and c[-1] <= c[0] else c)
-                        for c in normalize_chunks(chunks)]
-            per_axis = [max(1, c) if isinstance(c, int) else c for c in per_axis]
-            if all(isinstance(c, int) for c in per_axis):  # regular after all (dask's last block is smaller)
-                irregular, chunks = False, tuple(per_axis)
-            else:
-                grid = rectilinear_json(tuple(per_axis))
-        if not irregular:
-            chunks = tuple(max(1, int(c)) for c in chunks)
-            grid = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
-        attributes = dict(attributes or {})
-        if zarr_format == 2:
-            base = dict(shape=shape, chunks=chunks, dtype=dtype_to_v2(dtype), compressor=None,
-                        fill_value=encode_fill_value_v2(default_fill_value(dtype), dtype), order="C",
-                        filters=None, dimension_separator=".", attributes=attributes)
-            return ArraySpecV2(**{**base, **fields})
-        if zarr_format != 3:
-            raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
-        native = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
-        from ..codecs.bytes_codec import has_endianness
+    @classmethod
+    def _default_fields(cls, shape: tuple[int, ...], dtype: np.dtype, chunks: tuple,
+                        attributes: dict[str, Any]) -> dict[str, Any]:
+        """The fields :meth:`from_array` gives an array of this class (``chunks``:
+        one length per axis, or edge lengths where an axis is irregular)."""
+        raise NotImplementedError
 
-        endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if np.little_endian else "big")
-        serializer = {"name": "bytes", "configuration": {"endian": endian}} if has_endianness(dtype) \
-            else {"name": "bytes"}
-        base = dict(shape=shape, data_type=data_type_to_v3(native),
-                    chunk_grid=grid,
-                    chunk_key_encoding=_DEFAULT_CKE,
-                    fill_value=encode_fill_value_v3(default_fill_value(native), native),
-                    codecs=[serializer], attributes=attributes)
-        return ArraySpecV3(**{**base, **fields})
+
+def _chunks_like(chunks: tuple, zarr_format: int) -> tuple:
+    """``from_array``'s ``chunks``: one positive length per axis, or (v3 only)
+    edge lengths along an axis whose chunks are irregular (a dask ``chunks``
+    entry whose chunks, the last aside, are not all equal)."""
+    if all(isinstance(c, (int, np.integer)) for c in chunks):
+        return tuple(max(1, int(c)) for c in chunks)
+    if zarr_format != 3:
+        raise ValueError(f"irregular chunks {chunks} need zarr_format=3 (the rectilinear chunk grid)")
+    per_axis = [c if isinstance(c, int) else (c[0] if len(set(c[:-1])) <= 1 and c[-1] <= c[0] else c)
+                for c in normalize_chunks(chunks)]
+    return tuple(max(1, c) if isinstance(c, int) else c for c in per_axis)
 
 
 class GroupSpec(NodeSpec):
@@ -430,12 +415,13 @@ class GroupSpec(NodeSpec):
     def _check_members(self) -> None:
         members = self.members
         if isinstance(members, NodeSpec) or not isinstance(members, Mapping):
-            raise _fail(type(self), "members", type(members).__name__, "a mapping of names to array or group specs")
+            raise field_error(type(self), "members", type(members).__name__,
+                              "a mapping of names to array or group specs")
         out = {}
         for name, node in members.items():
             check_member_name(name, self.zarr_format)
             if isinstance(node, Mapping):
-                node = _node_from_json(node, "/" + name, self.zarr_format)
+                node = node_from_json(node, "/" + name, self.zarr_format)
             if not isinstance(node, NodeSpec):
                 raise MetadataError(
                     f"{type(self).__name__}: member {name!r}: found {type(node).__name__}, expected an "
@@ -456,27 +442,22 @@ class GroupSpec(NodeSpec):
                                 f"expected a {cls.__name__}")
         return spec
 
-    def to_v3(self) -> GroupSpecV3:
-        """This hierarchy converted to Zarr v3; see :func:`zarrdask.zom.convert_v2_to_v3`."""
-        from .convert import convert_v2_to_v3
-
-        return convert_v2_to_v3(self)
+    def to_v3(self) -> GroupSpec:
+        """This hierarchy converted to Zarr v3 (a :class:`GroupSpecV3`); see
+        :func:`zarrdask.zom.convert_v2_to_v3`."""
+        return operations().convert_v2_to_v3(self)  # type: ignore[return-value]
 
     def _json_members(self) -> dict[str, Any]:
         return {name: node.to_json() for name, node in self.members.items()}
 
 
-# --------------------------------------------------------------------------- the concrete classes
-# (imported here, below the bases they derive from)
-from .v2 import ArraySpecV2, GroupSpecV2
-from .v3 import _DEFAULT_CKE, ArraySpecV3, GroupSpecV3
-
-_CLASSES = {(2, "array"): ArraySpecV2, (2, "group"): GroupSpecV2,
-            (3, "array"): ArraySpecV3, (3, "group"): GroupSpecV3}
-
-
 # --------------------------------------------------------------------------- JSON and flat form
-def _node_from_json(doc: Any, path: str, inherited: int | None, default: int | None = None) -> NodeSpec:
+def node_from_json(doc: Any, path: str, inherited: int | None, default: int | None = None) -> NodeSpec:
+    """The spec of the ZOM JSON node ``doc`` at ``path`` (a spec is returned as it is).
+
+    ``inherited`` is the parent's format (the node must have it; ``None`` at
+    the root), ``default`` the format of a root that names none.
+    """
     if isinstance(doc, NodeSpec):
         return doc
     if not isinstance(doc, Mapping):
@@ -484,21 +465,14 @@ def _node_from_json(doc: Any, path: str, inherited: int | None, default: int | N
                             "expected a JSON object (an array or a group)")
     fmt = _format_of(doc, inherited, path, default)
     kind = _kind_of(doc)
-    cls = _CLASSES[fmt, kind]
+    cls = spec_class(fmt, kind)
     fields = {k: v for k, v in doc.items() if k != "members"}
     try:
         if kind == "array":
             if "members" in doc:
                 raise MetadataError(f"{cls.__name__}: an array has no 'members'")
-            return cls._from_fields(fields)
-        raw = doc.get("members", {})
-        if not isinstance(raw, Mapping):
-            raise MetadataError(f"{cls.__name__}: field 'members': found {raw!r:.80}, expected a JSON object")
-        members = {}
-        for name, sub in raw.items():
-            check_member_name(name, fmt)
-            members[name] = _node_from_json(sub, _join(path, name), fmt)
-        return cls._from_fields(fields, members)
+            return cls._from_fields(fields)  # type: ignore[attr-defined]
+        return cls._from_fields(fields, _members_from_json(cls, doc, path, fmt))  # type: ignore[attr-defined]
     except MetadataError as e:
         if str(e).startswith("ZOM document at "):
             raise
@@ -507,16 +481,38 @@ def _node_from_json(doc: Any, path: str, inherited: int | None, default: int | N
         raise MetadataError(f"ZOM document at {path!r}: {e}") from None
 
 
+def _members_from_json(cls: type, doc: Mapping, path: str, fmt: int) -> dict[str, NodeSpec]:
+    raw = doc.get("members", {})
+    if not isinstance(raw, Mapping):
+        raise MetadataError(f"{cls.__name__}: field 'members': found {raw!r:.80}, expected a JSON object")
+    members = {}
+    for name, sub in raw.items():
+        check_member_name(name, fmt)
+        members[name] = node_from_json(sub, child_path(path, name), fmt)
+    return members
+
+
 def from_json(doc: Mapping[str, Any]) -> NodeSpec:
     """The array or group spec of a ZOM JSON document (either format)."""
     return NodeSpec.from_json(doc)
+
+
+def as_spec(other: Any) -> NodeSpec:
+    """``other`` as a spec: a spec as it is, a ZOM JSON document (one naming
+    its ``zarr_format``) parsed, anything else read with
+    :func:`~zarrdask.zom.from_zarr` (a zarrdask array or group, a store)."""
+    if isinstance(other, NodeSpec):
+        return other
+    if isinstance(other, Mapping) and ("zarr_format" in other or "zarr_version" in other):
+        return from_json(other)
+    return operations().from_zarr(other)
 
 
 def _flatten(node: NodeSpec, path: str, out: dict[str, NodeSpec]) -> None:
     if isinstance(node, GroupSpec):
         out[path] = node.replace(members={})
         for name, child in node.members.items():
-            _flatten(child, _join(path, name), out)
+            _flatten(child, child_path(path, name), out)
     else:
         out[path] = node
 
@@ -548,13 +544,28 @@ def from_flat(flat: Mapping[str, NodeSpec]) -> NodeSpec:
     MetadataError
         A node below an array, mixed formats, a group given with members.
     """
+    nodes = _flat_nodes(flat)
+    children = _add_parents(nodes)
+
+    def build(path: str) -> NodeSpec:
+        node = nodes[path]
+        kids = children.get(path)
+        if not kids:
+            return node
+        return node.replace(members={p.rsplit("/", 1)[1]: build(p) for p in kids})
+
+    return build("/")
+
+
+def _flat_nodes(flat: Mapping[str, NodeSpec]) -> dict[str, NodeSpec]:
+    """The nodes of a flat form by normalised path, checked: specs without members, of one format."""
     nodes: dict[str, NodeSpec] = {}
     for raw, node in flat.items():
         path = _norm_flat_path(raw)
         if path in nodes:
             raise MetadataError(f"from_flat: the path {path!r} is given twice")
         if isinstance(node, Mapping):
-            node = _node_from_json(node, path, None)
+            node = node_from_json(node, path, None)
         if not isinstance(node, NodeSpec):
             raise MetadataError(f"from_flat: {path!r}: found {type(node).__name__}, expected a node spec")
         if isinstance(node, GroupSpec) and node.members:
@@ -565,8 +576,13 @@ def from_flat(flat: Mapping[str, NodeSpec]) -> NodeSpec:
     formats = {n.zarr_format for n in nodes.values()}
     if len(formats) != 1:
         raise MetadataError(f"from_flat: nodes of formats {sorted(formats)}; a hierarchy has one format")
-    fmt = formats.pop()
-    group_cls = _CLASSES[fmt, "group"]
+    return nodes
+
+
+def _add_parents(nodes: dict[str, NodeSpec]) -> dict[str, list[str]]:
+    """Add the missing ancestors of ``nodes`` as empty groups; return every
+    parent's children (paths, in the order given)."""
+    group_cls = spec_class(next(iter(nodes.values())).zarr_format, "group")
     children: dict[str, list[str]] = {}
     for path in list(nodes):
         while path != "/":
@@ -581,22 +597,4 @@ def from_flat(flat: Mapping[str, NodeSpec]) -> NodeSpec:
         if isinstance(nodes[parent], ArraySpec):
             raise MetadataError(f"from_flat: {children[parent][0]!r} is below the array {parent!r}; "
                                 "only groups have members")
-
-    def build(path: str) -> NodeSpec:
-        node = nodes[path]
-        kids = children.get(path)
-        if not kids:
-            return node
-        return node.replace(members={p.rsplit("/", 1)[1]: build(p) for p in kids})
-
-    return build("/")
-
-
-def _as_spec(other: Any) -> NodeSpec:
-    if isinstance(other, NodeSpec):
-        return other
-    if isinstance(other, Mapping) and ("zarr_format" in other or "zarr_version" in other):
-        return from_json(other)
-    from .io import from_zarr
-
-    return from_zarr(other)
+    return children

@@ -36,6 +36,8 @@ Example::
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,8 +45,10 @@ from typing import Any
 from ..errors import MetadataError, ZarrdaskError
 from ._frozen import json_equal, thaw
 from .diff import diff
+from .fields import child_path
+from .io import from_zarr
 from .schema import schema_errors
-from .spec import ArraySpec, GroupSpec, NodeSpec, _join, from_json
+from .spec import ArraySpec, GroupSpec, NodeSpec, from_json
 
 __all__ = [
     "DEFAULT_RULES",
@@ -184,9 +188,6 @@ def _template_json(template: Any) -> Any:
     if isinstance(template, NodeSpec):
         return template.to_json()
     if isinstance(template, (str, bytes)) or hasattr(template, "__fspath__"):
-        import json
-        import os
-
         with open(os.fspath(template), encoding="utf-8") as f:
             return json.load(f)
     if not isinstance(template, Mapping):
@@ -233,7 +234,7 @@ def _match(tmpl: Any, node: NodeSpec, path: str, out: list[Problem]) -> None:
     if members and not isinstance(node, GroupSpec):
         return
     for name, sub in members.items():
-        child = _join(path, name)
+        child = child_path(path, name)
         if name not in node.members:  # type: ignore[attr-defined]
             what = sub.get("node_type") or ("array" if "shape" in sub else "node") if isinstance(sub, Mapping) \
                 else "node"
@@ -246,7 +247,7 @@ def _walk(node: NodeSpec, path: str) -> Iterable[tuple[str, NodeSpec]]:
     yield path, node
     if isinstance(node, GroupSpec):
         for name, child in node.members.items():
-            yield from _walk(child, _join(path, name))
+            yield from _walk(child, child_path(path, name))
 
 
 def _describe(target: Any) -> str:
@@ -286,8 +287,6 @@ def check(target: Any, template: Any = None, *, path: str = "", rules: Iterable[
         readable ``str(report)``. Metadata that cannot be read is reported as
         a problem of the rule ``"read"``, not raised.
     """
-    from .io import from_zarr
-
     rules = tuple(DEFAULT_RULES if rules is None else rules)
     name = _describe(target)
     try:
@@ -304,7 +303,7 @@ def check(target: Any, template: Any = None, *, path: str = "", rules: Iterable[
     if template is not None:
         tmpl = _template_json(template)
         if isinstance(tmpl, Mapping) and any(k in tmpl for k in _SCHEMA_KEYS):
-            import jsonschema
+            import jsonschema  # slow to import (0.15 s): only JSON Schema templates need it here
 
             validator_cls = jsonschema.validators.validator_for(tmpl)
             for error in validator_cls(tmpl).iter_errors(doc):

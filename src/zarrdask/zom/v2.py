@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from ..errors import MetadataError
+from ..metadata.dtypes import default_fill_value, dtype_to_v2, encode_fill_value_v2
 from ._frozen import UNSET, FrozenDict, freeze, thaw
-from .spec import ArraySpec, GroupSpec, _fail, _int_tuple, _object
-
-if TYPE_CHECKING:
-    from .v3 import ArraySpecV3
+from .fields import field_error, int_tuple, json_object
+from .spec import ArraySpec, GroupSpec, operations
 
 __all__ = ["ArraySpecV2", "GroupSpecV2"]
 
@@ -71,29 +72,29 @@ class ArraySpecV2(ArraySpec):
     def __post_init__(self) -> None:
         cls, s = type(self), object.__setattr__
         if self.zarr_format != 2 or isinstance(self.zarr_format, bool):
-            raise _fail(cls, "zarr_format", self.zarr_format, "2")
-        s(self, "shape", _int_tuple(cls, "shape", self.shape, 0))
-        s(self, "chunks", _int_tuple(cls, "chunks", self.chunks, 1))
+            raise field_error(cls, "zarr_format", self.zarr_format, "2")
+        s(self, "shape", int_tuple(cls, "shape", self.shape, 0))
+        s(self, "chunks", int_tuple(cls, "chunks", self.chunks, 1))
         if len(self.chunks) != len(self.shape):
-            raise _fail(cls, "chunks", self.chunks, f"{len(self.shape)} integers (the rank of 'shape')")
+            raise field_error(cls, "chunks", self.chunks, f"{len(self.shape)} integers (the rank of 'shape')")
         dtype = freeze(self.dtype, "dtype")
         if not isinstance(dtype, (str, tuple)):
-            raise _fail(cls, "dtype", dtype, 'a typestr such as "<f8" or a list of structured fields')
+            raise field_error(cls, "dtype", dtype, 'a typestr such as "<f8" or a list of structured fields')
         s(self, "dtype", dtype)
         compressor = freeze(self.compressor, "compressor")
         if compressor is not None and not isinstance(compressor, FrozenDict):
-            raise _fail(cls, "compressor", compressor, 'null or a codec configuration {"id": ...}')
+            raise field_error(cls, "compressor", compressor, 'null or a codec configuration {"id": ...}')
         s(self, "compressor", compressor)
         s(self, "fill_value", freeze(self.fill_value, "fill_value"))
         if self.order not in ("C", "F"):
-            raise _fail(cls, "order", self.order, '"C" or "F"')
+            raise field_error(cls, "order", self.order, '"C" or "F"')
         filters = freeze(self.filters, "filters")
         if filters is not None and not isinstance(filters, (tuple, FrozenDict)):
-            raise _fail(cls, "filters", filters, "null or a list of codec configurations")
+            raise field_error(cls, "filters", filters, "null or a list of codec configurations")
         s(self, "filters", filters)
         if self.dimension_separator is not UNSET and self.dimension_separator not in (".", "/"):
-            raise _fail(cls, "dimension_separator", self.dimension_separator, '"." or "/"')
-        s(self, "attributes", _object(cls, "attributes", self.attributes))
+            raise field_error(cls, "dimension_separator", self.dimension_separator, '"." or "/"')
+        s(self, "attributes", json_object(cls, "attributes", self.attributes))
 
     @classmethod
     def _from_fields(cls, doc: Mapping[str, Any]) -> ArraySpecV2:
@@ -122,11 +123,18 @@ class ArraySpecV2(ArraySpec):
         doc = self.to_json()
         return {k: doc[k] for k in _V2_ZARRAY_ORDER if k in doc}
 
-    def to_v3(self) -> ArraySpecV3:
-        """This array converted to Zarr v3; see :func:`zarrdask.zom.convert_v2_to_v3`."""
-        from .convert import convert_v2_to_v3
+    def to_v3(self) -> ArraySpec:
+        """This array converted to Zarr v3 (an :class:`ArraySpecV3`); see
+        :func:`zarrdask.zom.convert_v2_to_v3`."""
+        return operations().convert_v2_to_v3(self)  # type: ignore[return-value]
 
-        return convert_v2_to_v3(self)
+    @classmethod
+    def _default_fields(cls, shape: tuple[int, ...], dtype: np.dtype, chunks: tuple,
+                        attributes: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`ArraySpec.from_array`'s v2 array: no compressor, no filters, the type's zero."""
+        return dict(shape=shape, chunks=chunks, dtype=dtype_to_v2(dtype), compressor=None,
+                    fill_value=encode_fill_value_v2(default_fill_value(dtype), dtype), order="C",
+                    filters=None, dimension_separator=".", attributes=attributes)
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -139,8 +147,8 @@ class GroupSpecV2(GroupSpec):
 
     def __post_init__(self) -> None:
         if self.zarr_format != 2 or isinstance(self.zarr_format, bool):
-            raise _fail(type(self), "zarr_format", self.zarr_format, "2")
-        object.__setattr__(self, "attributes", _object(type(self), "attributes", self.attributes))
+            raise field_error(type(self), "zarr_format", self.zarr_format, "2")
+        object.__setattr__(self, "attributes", json_object(type(self), "attributes", self.attributes))
         self._check_members()
 
     @classmethod

@@ -21,13 +21,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ..codecs.bytes_codec import has_endianness
 from ..errors import MetadataError
+from ..metadata.dtypes import data_type_to_v3, default_fill_value, encode_fill_value_v3
+from ..metadata.v3 import rectilinear_json
 from ._frozen import UNSET, FrozenDict, freeze, thaw
-from .spec import ArraySpec, GroupSpec, _fail, _int_tuple, _object
+from .fields import field_error, int_tuple, json_object
+from .spec import ArraySpec, GroupSpec
 
 __all__ = ["ArraySpecV3", "GroupSpecV3"]
 
-_DEFAULT_CKE = FrozenDict(name="default", configuration=FrozenDict(separator="/"))
+#: the ``chunk_key_encoding`` of a v3 array that names none
+_DEFAULT_CHUNK_KEY_ENCODING = FrozenDict(name="default", configuration=FrozenDict(separator="/"))
 
 
 # --- members renaming (ZEP 6, "Specification of the base Zarr Object Model")
@@ -62,10 +69,10 @@ _V3_ZARR_JSON_ORDER = ("shape", "data_type", "chunk_grid", "chunk_key_encoding",
 
 
 def _extra_fields(cls: type, value: Any) -> FrozenDict:
-    extra = _object(cls, "extra_fields", value)
+    extra = json_object(cls, "extra_fields", value)
     for key, v in extra.items():
         if not isinstance(v, FrozenDict):
-            raise _fail(cls, key, v, 'no such field, or an extension object with "must_understand": false '
+            raise field_error(cls, key, v, 'no such field, or an extension object with "must_understand": false '
                                      '(v3 core "Additional fields")')
     return extra
 
@@ -73,7 +80,7 @@ def _extra_fields(cls: type, value: Any) -> FrozenDict:
 def _extension(cls: type, name: str, value: Any) -> Any:
     value = freeze(value, name)
     if not isinstance(value, (str, FrozenDict)):
-        raise _fail(cls, name, value, 'a name or an object {"name": ..., "configuration": ...}')
+        raise field_error(cls, name, value, 'a name or an object {"name": ..., "configuration": ...}')
     return value
 
 
@@ -108,7 +115,7 @@ class ArraySpecV3(ArraySpec):
     shape: tuple[int, ...]
     data_type: Any
     chunk_grid: Any
-    chunk_key_encoding: Any = _DEFAULT_CKE
+    chunk_key_encoding: Any = _DEFAULT_CHUNK_KEY_ENCODING
     fill_value: Any
     codecs: tuple
     storage_transformers: Any = UNSET
@@ -120,28 +127,28 @@ class ArraySpecV3(ArraySpec):
     def __post_init__(self) -> None:
         cls, s = type(self), object.__setattr__
         if self.zarr_format != 3 or isinstance(self.zarr_format, bool):
-            raise _fail(cls, "zarr_format", self.zarr_format, "3")
-        s(self, "shape", _int_tuple(cls, "shape", self.shape, 0))
+            raise field_error(cls, "zarr_format", self.zarr_format, "3")
+        s(self, "shape", int_tuple(cls, "shape", self.shape, 0))
         s(self, "data_type", _extension(cls, "data_type", self.data_type))
         s(self, "chunk_grid", _extension(cls, "chunk_grid", self.chunk_grid))
         s(self, "chunk_key_encoding", _extension(cls, "chunk_key_encoding", self.chunk_key_encoding))
         s(self, "fill_value", freeze(self.fill_value, "fill_value"))
         codecs = freeze(self.codecs, "codecs")
         if not isinstance(codecs, tuple) or not all(isinstance(c, (str, FrozenDict)) for c in codecs):
-            raise _fail(cls, "codecs", codecs, "a list of codec objects")
+            raise field_error(cls, "codecs", codecs, "a list of codec objects")
         s(self, "codecs", codecs)
         if self.storage_transformers is not UNSET:
             st = freeze(self.storage_transformers, "storage_transformers")
             if st is not None and not isinstance(st, tuple):
-                raise _fail(cls, "storage_transformers", st, "null or a list of extension objects")
+                raise field_error(cls, "storage_transformers", st, "null or a list of extension objects")
             s(self, "storage_transformers", st)
         if self.dimension_names is not UNSET:
             dn = freeze(self.dimension_names, "dimension_names")
             if dn is not None and (not isinstance(dn, tuple) or not all(d is None or isinstance(d, str)
                                                                         for d in dn)):
-                raise _fail(cls, "dimension_names", dn, "null or a list of strings or nulls")
+                raise field_error(cls, "dimension_names", dn, "null or a list of strings or nulls")
             s(self, "dimension_names", dn)
-        s(self, "attributes", _object(cls, "attributes", self.attributes))
+        s(self, "attributes", json_object(cls, "attributes", self.attributes))
         s(self, "extra_fields", _extra_fields(cls, self.extra_fields))
 
     @classmethod
@@ -172,6 +179,25 @@ class ArraySpecV3(ArraySpec):
         out.update(doc)
         return out
 
+    @classmethod
+    def _default_fields(cls, shape: tuple[int, ...], dtype: np.dtype, chunks: tuple,
+                        attributes: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`ArraySpec.from_array`'s v3 array: a regular chunk grid (or a
+        rectilinear one where an axis lists edge lengths), the default chunk key
+        encoding, the ``bytes`` codec in the byte order of ``dtype``, the type's zero."""
+        native = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
+        endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if np.little_endian else "big")
+        serializer = {"name": "bytes", "configuration": {"endian": endian}} if has_endianness(dtype) \
+            else {"name": "bytes"}
+        if all(isinstance(c, int) for c in chunks):
+            grid = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
+        else:
+            grid = rectilinear_json(chunks)
+        return dict(shape=shape, data_type=data_type_to_v3(native), chunk_grid=grid,
+                    chunk_key_encoding=_DEFAULT_CHUNK_KEY_ENCODING,
+                    fill_value=encode_fill_value_v3(default_fill_value(native), native),
+                    codecs=[serializer], attributes=attributes)
+
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class GroupSpecV3(GroupSpec):
@@ -185,8 +211,8 @@ class GroupSpecV3(GroupSpec):
     def __post_init__(self) -> None:
         cls = type(self)
         if self.zarr_format != 3 or isinstance(self.zarr_format, bool):
-            raise _fail(cls, "zarr_format", self.zarr_format, "3")
-        object.__setattr__(self, "attributes", _object(cls, "attributes", self.attributes))
+            raise field_error(cls, "zarr_format", self.zarr_format, "3")
+        object.__setattr__(self, "attributes", json_object(cls, "attributes", self.attributes))
         object.__setattr__(self, "extra_fields", _extra_fields(cls, self.extra_fields))
         self._check_members()
 

@@ -1,0 +1,60 @@
+"""The stores a rechunk writes: the target and the intermediate store, checked
+before anything is planned (distinct, nothing at the target path), and the
+intermediate arrays removed once their target is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.array import Array
+from ..core.nodes import ZARR_JSON, ZARRAY, ZATTRS, node_name, read_node
+from ..errors import ContainsArrayError, ContainsGroupError
+from ..storage import store_from
+from ..storage.keys import join_path
+
+__all__ = ["check_free", "remove_array", "target_and_temp"]
+
+
+def _location(store: Any) -> Any:
+    """``(store class, root)`` of the store under any wrappers, or ``None`` when it has no location."""
+    while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
+        store = store.store
+    loc = getattr(store, "root", None) or getattr(store, "path", None)
+    return None if loc is None else (type(store).__name__, loc)
+
+
+def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
+                    storage_options: dict[str, Any] | None) -> tuple[Any, Any]:
+    """The target and intermediate stores, checked: distinct, nothing at the target path."""
+    store = store_from(target_store, mode="a", storage_options=storage_options)
+    temp = None if temp_store is None else store_from(temp_store, mode="a")
+    if temp is not None and _same_store(store, temp):
+        raise ValueError(
+            f"temp_store must be another store than target_store (both are {store!r}): the "
+            "intermediate arrays would take the target's place"
+        )
+    check_free(store, target_path, "target_store")
+    return store, temp
+
+
+def _same_store(a: Any, b: Any) -> bool:
+    return a is b or (_location(a) is not None and _location(a) == _location(b))
+
+
+def check_free(store: Any, path: str, what: str) -> None:
+    """Nothing exists at ``path`` in ``store`` (``what`` names the store in the error)."""
+    node = read_node(store, path)
+    if node is not None:
+        err = ContainsArrayError if node.node_type == "array" else ContainsGroupError
+        raise err(
+            f"{what}: a v{node.zarr_format} {node.node_type} exists at path {node_name(path)!r} in "
+            f"{store!r}; rechunk writes into an empty place"
+        )
+
+
+def remove_array(a: Array, _after: Any = None) -> None:
+    """Delete the array ``a``: its stored chunks and its metadata (an
+    intermediate array, once the stage reading it is done)."""
+    keys = a._stored_keys() + [join_path(a.path, name) for name in (ZARR_JSON, ZARRAY, ZATTRS)]
+    a.store.delete_many(keys)
