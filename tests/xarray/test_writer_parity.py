@@ -208,3 +208,11 @@ def test_read_only_store_is_refused_before_anything(tmp_path):
     with pytest.raises(zarrdask.errors.ReadOnlyError):
         to_zarr(ds, ro, mode="w")
     xr.testing.assert_identical(xr.open_zarr(tmp_path / "a.zarr").compute(), ds)
+
+
+@pytest.mark.parametrize("zarr_format", [3])
+def test_auto_shards(tmp_path, zarr_format):
+    ds = xr.Dataset({"v": (("x", "y"), np.zeros((100, 5)))})
+    to_zarr(ds, tmp_path / "a.zarr", encoding={"v": {"chunks": (10, 5), "shards": "auto"}})
+    a = zarrdask.open_array(str(tmp_path / "a.zarr"), path="v")
+    assert a.chunks == (10, 5) and a.shards == (20, 5)  # two chunks per shard where an axis has more than 8

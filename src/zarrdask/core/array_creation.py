@@ -345,7 +345,9 @@ def create_array(
         ``chunks`` tuple such as ``((31, 28, 31), 180)``) make a rectilinear chunk
         grid (see ``chunk_grid``).
     shards
-        v3 only: the shard shape, a multiple of ``chunks``; or per-axis shard
+        v3 only: the shard shape, a multiple of ``chunks``; ``"auto"``: two
+        chunks per shard along every axis with more than 8 chunks (as
+        zarr-python 3.4 chooses); or per-axis shard
         sizes (a rectilinear grid of shards, every edge a multiple of ``chunks``). Each shard is one
         stored object holding its chunks (the ``sharding_indexed`` codec with the
         given filters, serializer and compressors inside and a ``bytes`` +
@@ -466,6 +468,8 @@ def _chunk_layout(
     chunks = _grid_arg(chunks, "chunks")
     if chunk_grid not in (None, "regular", "rectilinear"):
         raise ValueError(f"chunk_grid must be None, 'regular' or 'rectilinear', found {chunk_grid!r}")
+    if isinstance(shards, str) and shards == "auto":
+        shards = auto_shards(chunks, shape)
     if shards is not None:
         shards = _grid_arg(shards, "shards")
         _check_shards(shards, chunks, shape, path)
@@ -484,6 +488,15 @@ def _chunk_layout(
     elif not is_regular(grid_chunks):
         raise ValueError(f"{node_name(path)}: irregular chunks {grid_chunks} need chunk_grid='rectilinear'")
     return chunks, shards, chunk_grid
+
+
+def auto_shards(chunks: tuple, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shards="auto"``: two chunks per shard along every axis that has more
+    than 8 chunks, one along the others (zarr-python 3.4's rule without a
+    target shard size)."""
+    if not is_regular(chunks):
+        raise ValueError(f"shards='auto' needs a regular chunk shape, found chunks {chunks}")
+    return tuple(c * 2 if c and n // c > 8 else c for c, n in zip(chunks, shape))
 
 
 def _check_shards(shards: tuple, chunks: tuple, shape: tuple[int, ...], path: str) -> None:
