@@ -50,7 +50,7 @@ import numpy as np
 from numcodecs.blosc import Blosc
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 

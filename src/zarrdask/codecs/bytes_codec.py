@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
 
 __all__ = ["BytesCodec", "has_endianness"]

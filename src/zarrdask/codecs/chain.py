@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, scratch_array, size_error
+from .buffers import byte_view, scratch_array, size_error
 from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
 
 

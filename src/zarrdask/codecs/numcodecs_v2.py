@@ -37,7 +37,7 @@ import numpy as np
 from numcodecs.abc import Codec as NumcodecsCodec
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error
+from .buffers import byte_view, size_error
 from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
 from .bounded import DecodeBound
 from .chain import CodecChain

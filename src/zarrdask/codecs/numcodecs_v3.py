@@ -85,7 +85,7 @@ import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error, write_into
+from .buffers import byte_view, size_error, write_into
 from .abc import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec, UnplacedCodec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 from .numcodecs_bounded import decode_array_bounded, decode_bytes_bounded

@@ -31,7 +31,7 @@ from .._memory import aligned_empty, read_buffers
 from .._pool import Pipeline, io_map, one_chunk_at_a_time, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
-from ..codecs._buffers import scratch_array
+from ..codecs.buffers import scratch_array
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec, RangeReader, is_fill, update_chunk
 from ..codecs.vlen import coerce_vlen
 from ..errors import CorruptChunkError, SelectionError, ValueChangedError
