@@ -31,6 +31,7 @@ from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
 from .nodes import ZARRAY, Node, NodeDocs, key_of
+from .options import EngineOptions
 
 
 def _distinct_shapes(chunks: tuple) -> list[tuple[int, ...]]:
@@ -383,17 +384,27 @@ class Array(Node):
         self.__dict__.pop("_layout", None)
 
     # -- reading -------------------------------------------------------------
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+    def get_basic_selection(
+        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> Any:
+        """Read integers, slices and ``...`` (as numpy basic indexing reads them);
+        ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the read."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
-        result = engine.read(self._store, self._layout, indexer, out)
+        result = engine.read(self._store, self._layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_orthogonal_selection(
+        self, selection: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> Any:
+        """Read the outer product of per-dimension selections, as zarr-python's
+        ``oindex``; ``options`` as for :meth:`get_basic_selection`."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
-        result = engine.read(self._store, self._layout, indexer, out)
+        result = engine.read(self._store, self._layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+    def get_coordinate_selection(
+        self, selection: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> np.ndarray:
         """Read individual points, given one integer array per dimension.
 
         Parameters
@@ -405,6 +416,8 @@ class Array(Node):
             any order.
         out : numpy.ndarray, optional
             Read into this array (of the result's shape) instead of a new one.
+        options : EngineOptions, optional
+            How the engine runs the read (threads, one chunk per store call).
 
         Returns
         -------
@@ -434,9 +447,11 @@ class Array(Node):
         array([11, 44, 90], dtype=int32)
         """
         indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
-        return engine.read(self._store, self._layout, indexer, out)
+        return engine.read(self._store, self._layout, indexer, out, options)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+    def get_mask_selection(
+        self, mask: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> np.ndarray:
         """Read the points where a boolean mask of the array's shape is true.
 
         Parameters
@@ -445,6 +460,8 @@ class Array(Node):
             Of the array's shape.
         out : numpy.ndarray, optional
             Read into this 1-d array instead of a new one.
+        options : EngineOptions, optional
+            How the engine runs the read.
 
         Returns
         -------
@@ -464,7 +481,7 @@ class Array(Node):
         array([ 0,  5, 10, 15], dtype=int32)
         """
         indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
-        return engine.read(self._store, self._layout, indexer, out)
+        return engine.read(self._store, self._layout, indexer, out, options)
 
     def _get_points(self, selection: Any) -> np.ndarray:
         selection = _materialise(selection)
@@ -585,8 +602,9 @@ class Array(Node):
         return pa.chunked_array(pieces, type=typ)
 
     # -- writing -------------------------------------------------------------
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        """Write integers, slices and ``...`` (as numpy basic indexing reads them).
+    def set_basic_selection(self, selection: Any, value: Any, *, options: EngineOptions | None = None) -> None:
+        """Write integers, slices and ``...`` (as numpy basic indexing reads them);
+        ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the write.
 
         Notes
         -----
@@ -601,11 +619,12 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=False), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=False), value, options)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, options: EngineOptions | None = None) -> None:
         """Write the outer product of per-dimension selections (integer arrays,
-        boolean arrays, slices, integers), as zarr-python's ``oindex``.
+        boolean arrays, slices, integers), as zarr-python's ``oindex``;
+        ``options`` as for :meth:`set_basic_selection`.
 
         Notes
         -----
@@ -618,7 +637,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=True), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=True), value, options)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write individual points, given one integer array per dimension.
@@ -687,8 +706,9 @@ class Array(Node):
         selection = _materialise(selection)
         getattr(self, f"set_{_points_kind(selection)}_selection")(selection, value)
 
-    def _write(self, indexer: Any, value: Any) -> None:
-        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
+    def _write(self, indexer: Any, value: Any, options: EngineOptions | None = None) -> None:
+        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks,
+                     options=options)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         """``a[...] = value``: the selection is read as :meth:`__getitem__` reads it.

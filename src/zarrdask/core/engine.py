@@ -28,7 +28,7 @@ from typing import Any, Callable, Generator, Iterable, Sequence, TypeVar
 import numpy as np
 
 from .._memory import aligned_empty, read_buffers
-from .._pool import Pipeline, io_map, one_chunk_at_a_time, thread_map
+from .._pool import Pipeline, io_map, run_inline, thread_map
 from ..chunking import ChunkKeyEncoding
 from ..chunking.rectilinear import RectilinearGrid, is_regular
 from ..codecs.buffers import scratch_array
@@ -37,6 +37,7 @@ from ..codecs.vlen import coerce_vlen
 from ..errors import CorruptChunkError, SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
 from ..storage.abc import Store
+from .options import DEFAULT, EngineOptions
 
 T = TypeVar("T")
 
@@ -115,7 +116,13 @@ class KeyReader(RangeReader):
         return self.store.get_ranges(self.key, ranges)
 
 
-def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarray | None = None) -> np.ndarray:
+def read(
+    store: Store,
+    layout: ChunkLayout,
+    indexer: ChunkIndexer,
+    out: np.ndarray | None = None,
+    options: EngineOptions | None = None,
+) -> np.ndarray:
     """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
 
     Chunks read whole are fetched with one ``get_many`` call (reads larger than
@@ -124,6 +131,16 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     chunks the selection covers only in part are read in part when the codec
     can (sharding: the index, then only the inner chunks needed).
     """
+    options = options or DEFAULT
+    if options.serial:
+        return run_inline(_read, store, layout, indexer, out, options)
+    return _read(store, layout, indexer, out, options)
+
+
+def _read(
+    store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarray | None, options: EngineOptions
+) -> np.ndarray:
+    threads = options.threads
     if out is None:
         # aligned: chunks read straight into it are copied by the kernel
         out = aligned_empty(indexer.out_shape, layout.dtype)
@@ -197,15 +214,15 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
 
     def read_group(group: Sequence[int]) -> None:
         if raw_dtype is not None:
-            group = [i for i, done in zip(group, thread_map(read_raw, group)) if not done]
+            group = [i for i, done in zip(group, thread_map(read_raw, group, threads)) if not done]
             if not group:
                 return
         values = store.get_buffers([keys[i] for i in group])
-        thread_map(lambda j: decode(group[j], values[j]), range(len(group)))
+        thread_map(lambda j: decode(group[j], values[j]), range(len(group)), threads)
         # decoded and copied into `out`: nothing refers to the read buffers any more.
         # A rechunk task (one chunk at a time) frees them instead: its declared
         # memory has room for the chunk in flight, not for buffers kept for later
-        if not one_chunk_at_a_time():
+        if not options.one_chunk:
             read_buffers.give(values)
 
     parts = [i for i, p in enumerate(projections) if in_part and not p.is_complete]
@@ -213,25 +230,26 @@ def read(store: Store, layout: ChunkLayout, indexer: ChunkIndexer, out: np.ndarr
     if store.latency_bound:
         # requests wait on a network: stream them (decode each value as it
         # arrives), and read parts of chunks in lockstep batches
-        _read_streamed(store, [keys[i] for i in whole], lambda j, value: decode(whole[j], value))
+        _read_streamed(store, [keys[i] for i in whole], lambda j, value: decode(whole[j], value), threads)
         steps = getattr(codec, "partial_steps", None)
         if parts and steps is not None:
             found = read_consistently_many(
                 store, [keys[i] for i in parts],
                 lambda j: steps(layout.spec_at(spec, projections[parts[j]].coords), projections[parts[j]], keys[parts[j]]),
+                options,
             )
             for j, part in enumerate(found):
                 proj = projections[parts[j]]
                 out[proj.out_selection] = layout.fill_value if part is None else part
         else:
-            thread_map(read_part, parts)
+            thread_map(read_part, parts, threads)
         return out
-    # a rechunk task (one_chunk_at_a_time) holds one chunk's stored bytes at most
-    per_group = 1 if one_chunk_at_a_time() else max(1, GROUP_BYTES // max(spec.nbytes, 1))
-    one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES and not one_chunk_at_a_time()
+    # a rechunk task (options.one_chunk) holds one chunk's stored bytes at most
+    per_group = 1 if options.one_chunk else max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    one_call = len(whole) * spec.nbytes <= ONE_CALL_BYTES and not options.one_chunk
     groups = [whole] if one_call else list(_batches(whole, per_group))
-    thread_map(read_group, [g for g in groups if g])
-    thread_map(read_part, parts)
+    thread_map(read_group, [g for g in groups if g], threads)
+    thread_map(read_part, parts, threads)
     return out
 
 
@@ -343,13 +361,13 @@ class RereadPolicy:
 REREAD = RereadPolicy()
 
 
-def _read_streamed(store: Store, keys: Sequence[str], decode: Callable[[int, Any], None]) -> None:
+def _read_streamed(store: Store, keys: Sequence[str], decode: Callable[[int, Any], None], threads: int | None) -> None:
     """``decode(i, value of keys[i])`` for every key, each started on the pool
     as soon as its value arrives (:meth:`Store.iter_many`), so transfers and
     decoding overlap."""
     if not keys:
         return
-    pipeline = Pipeline()
+    pipeline = Pipeline(threads=threads)
     try:
         for i, value in store.iter_many(keys):
             pipeline.submit(decode, i, value)
@@ -358,7 +376,10 @@ def _read_streamed(store: Store, keys: Sequence[str], decode: Callable[[int, Any
 
 
 def read_consistently_many(
-    store: Store, keys: Sequence[str], steps_of: Callable[[int], Generator[list, Any, T]]
+    store: Store,
+    keys: Sequence[str],
+    steps_of: Callable[[int], Generator[list, Any, T]],
+    options: EngineOptions | None = None,
 ) -> list[T]:
     """:func:`read_consistently` for many keys at once, with a read that takes
     several steps (``steps_of(i)``: a generator yielding the byte ranges it
@@ -370,6 +391,7 @@ def read_consistently_many(
     Each key is read through its own :meth:`Store.reader`, so its steps come
     from one version of its value, checked as :func:`read_consistently` does;
     only the keys whose value changed are read again."""
+    options = options or DEFAULT
     results: dict[int, T] = {}
     todo = list(range(len(keys)))
     for _ in range(REREAD.attempts):
@@ -400,7 +422,7 @@ def read_consistently_many(
 
                 pending = {}
                 # the last step decodes: one pool task per key
-                for i, (what, value) in zip(order, thread_map(advance, range(len(order)))):
+                for i, (what, value) in zip(order, thread_map(advance, range(len(order)), options.threads)):
                     if what == "next":
                         pending[i] = value
                     elif what == "done":
@@ -411,7 +433,7 @@ def read_consistently_many(
                         again.append(i)
             # verifying readers: was the value replaced while it was read?
             check = [i for i in (*results.keys(), *suspect) if i in readers and not readers[i].exact]
-            same = dict(zip(check, io_map(lambda i: readers[i].unchanged(), check))) if store.latency_bound else {
+            same = dict(zip(check, io_map(lambda i: readers[i].unchanged(), check, options.io_concurrency))) if store.latency_bound else {
                 i: readers[i].unchanged() for i in check
             }
             for i, error in suspect.items():
@@ -467,8 +489,20 @@ def write(
     value: Any,
     *,
     write_empty_chunks: bool = False,
+    options: EngineOptions | None = None,
 ) -> None:
     """Write ``value`` (broadcast to the selection's shape) into the array."""
+    options = options or DEFAULT
+    if options.serial:
+        return run_inline(_write, store, layout, indexer, value, write_empty_chunks, options)
+    return _write(store, layout, indexer, value, write_empty_chunks, options)
+
+
+def _write(
+    store: Store, layout: ChunkLayout, indexer: ChunkIndexer, value: Any, write_empty_chunks: bool,
+    options: EngineOptions,
+) -> None:
+    threads = options.threads
     try:
         if layout.dtype.hasobject:  # strings / bytes: str / bytes values only, never str(x)
             value = coerce_vlen(value, layout.dtype, strict=layout.objects_are_bytes)
@@ -497,16 +531,16 @@ def write(
         with store.locked(keys, across_processes=False):
             _store_encoded(store, keys, encoded)
 
-    per_group = 1 if one_chunk_at_a_time() else max(1, GROUP_BYTES // max(spec.nbytes, 1))
-    if store.latency_bound and len(projections) > per_group and not one_chunk_at_a_time() and all(p.is_complete for p in projections):
+    per_group = 1 if options.one_chunk else max(1, GROUP_BYTES // max(spec.nbytes, 1))
+    if store.latency_bound and len(projections) > per_group and not options.one_chunk and all(p.is_complete for p in projections):
         # more than one group: stream (a write of one group keeps "encode
         # everything, then store": a chunk that fails to encode stores nothing)
-        _write_streamed(store, layout, projections, spec, value)
+        _write_streamed(store, layout, projections, spec, value, threads)
         return
     if all(p.is_complete for p in projections):
         # nothing to read: each pool task encodes and stores its own group, so
         # encoding overlaps writing and encoded chunks never pile up
-        thread_map(store_group, list(_batches(projections, per_group)))
+        thread_map(store_group, list(_batches(projections, per_group)), threads)
         return
     # read-modify-write: per batch, every chunk is fetched, decoded and encoded
     # before the first store call, so a corrupt chunk fails the batch and
@@ -525,11 +559,12 @@ def write(
                 return update_chunk(codec, fetched.get(i), layout.spec_at(spec, proj.coords), proj,
                                     value[(*proj.out_selection, Ellipsis)], keys[i])
 
-            _store_encoded(store, keys, thread_map(work, range(len(group))))
+            _store_encoded(store, keys, thread_map(work, range(len(group)), threads))
 
 
 def _write_streamed(
-    store: Store, layout: ChunkLayout, projections: Sequence[ChunkProjection], spec: ChunkSpec, value: Any
+    store: Store, layout: ChunkLayout, projections: Sequence[ChunkProjection], spec: ChunkSpec, value: Any,
+    threads: int | None,
 ) -> None:
     """Whole chunks to a store whose requests wait on a network: each chunk is
     handed to the store's uploads as soon as the pool has encoded it, so
@@ -549,7 +584,7 @@ def _write_streamed(
             else:
                 uploads.set(keys[i], encoded)
 
-        pipeline = Pipeline()
+        pipeline = Pipeline(threads=threads)
         try:
             for i in range(len(projections)):
                 pipeline.submit(encode, i)

@@ -412,10 +412,11 @@ def _digest(block: Any) -> bytes:
 
 
 def _digests(src: Array, dst: Array, region: tuple[slice, ...]) -> tuple[bytes, bytes]:
-    from .._pool import single_threaded
+    from ..core.options import EngineOptions
 
-    with single_threaded():
-        return _digest(src[region]), _digest(dst[region])
+    serial = EngineOptions(threads=1)  # a dask task: dask runs the tasks in parallel
+    return (_digest(src.get_basic_selection(region, options=serial)),
+            _digest(dst.get_basic_selection(region, options=serial)))
 
 
 def _verify(pairs: list[tuple[Array, Array]], block_bytes: int, progress: bool,
