@@ -15,19 +15,46 @@ to the encoded-side one (``transpose`` permutes the shape). A
 
 Codecs must pickle (dask ships them to workers) and be thread-safe: the chunk
 engine calls them from a thread pool.
+
+Partial decoding is a declared capability, checked once per read
+(``isinstance``), never discovered:
+
+* :class:`PartialDecode` — an array→bytes codec that reads or decodes part of
+  a stored chunk: ``partial_steps`` (a read through byte ranges, in steps:
+  ``sharding_indexed`` reads its index, then the inner chunks needed; the
+  ``bytes`` codec the span of elements a small selection needs) and
+  ``decode_span`` (the elements of a span, from the whole stored chunk). A
+  :class:`~zarrdask.codecs.chain.CodecChain` forwards them where no other
+  codec is in the way.
+* :class:`PartialBytesDecode` — a bytes→bytes codec that decodes a byte range
+  of its output without decoding the rest (``blosc``).
+
+Every array→bytes codec decodes into a caller's buffer
+(:meth:`ArrayBytesCodec.decode_into`; the default decodes, then copies).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generator
 
 import numpy as np
 
+from ..errors import CorruptChunkError
+from ..storage.byte_range import OffsetRequest
+from ..storage.readers import RangeReader
+
 if TYPE_CHECKING:
     from ..indexing import ChunkProjection
+    from ..indexing.span import ElementSpan
     from ..storage.byte_range import ByteRequest
+
+#: a partial read of one stored chunk, in steps: the generator yields the byte
+#: ranges it needs next, is sent their bytes (``None``: the chunk is missing)
+#: and returns the part of the chunk it read (``None``: missing)
+PartialSteps = Generator["list[ByteRequest]", "list[bytes] | None", "np.ndarray | None"]
 
 
 def _same_object(value: Any, fill_value: Any) -> bool:
@@ -69,16 +96,6 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     if first != fill:
         return False
     return not bool((chunk != fill).any())
-
-
-class RangeReader:
-    """Byte ranges of one stored value (a store key, or a part of another value).
-
-    ``read(ranges)`` returns the ranges in order, or ``None`` if the value is missing.
-    """
-
-    def read(self, ranges: "list[ByteRequest]") -> list[bytes] | None:
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -197,6 +214,16 @@ class ArrayBytesCodec(Codec):
         """
         raise NotImplementedError
 
+    def decode_into(self, data: bytes | memoryview, spec: ChunkSpec, out: np.ndarray, key: str = "") -> None:
+        """Decode ``data`` into ``out`` (of ``spec``'s shape; it may be a
+        strided view of a larger array). This default decodes, then copies;
+        codecs that can do better (the chain decompressing straight into
+        ``out``, a shard decoding inner chunk by inner chunk) override it."""
+        chunk = self.decode(data, spec, key)
+        if chunk.shape != tuple(spec.shape):
+            raise CorruptChunkError(f"chunk {key!r}: decoded to shape {chunk.shape}, expected {spec.shape}")
+        out[...] = chunk
+
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
         """A writable byte view of ``out`` whose bytes are exactly this codec's
         encoding of ``out``, or ``None`` if there is none.
@@ -217,15 +244,16 @@ class ArrayBytesCodec(Codec):
         (the ``bytes`` codec; v2 arrays without filters); else ``None``."""
         return None
 
-    #: ``decode_partial`` reads only part of a stored chunk (sharding)
-    supports_partial_decode: ClassVar[bool] = False
+    @property
+    def supports_partial_decode(self) -> bool:
+        """Whether the codec reads part of a stored chunk (:class:`PartialDecode`)."""
+        return isinstance(self, PartialDecode)
 
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
     ) -> np.ndarray | None:
-        """The part of a chunk that ``proj`` selects (what ``proj.select`` gives for
-        the whole chunk), read through ``reader`` (``None`` if the chunk is missing). Only for codecs that set
-        :attr:`supports_partial_decode`."""
+        """The part of a chunk that ``proj`` selects, read through ``reader``:
+        for :class:`PartialDecode` codecs only."""
         raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 
     def encode_partial(
@@ -296,6 +324,68 @@ class BytesBytesCodec(Codec):
     def encoded_size(self, decoded_size: int) -> int | None:
         """Encoded size for a decoded size, if fixed (``crc32c``: +4; compressors: None)."""
         return None
+
+
+class PartialDecode:
+    """Capability of an array→bytes codec: reading or decoding only part of a
+    stored chunk (zarrs' partial decoders; zarr-python's partial-decode mixin).
+
+    The chunk engine checks it once per read (``isinstance``). A chunk a
+    selection covers only in part is read with :meth:`partial_steps` when the
+    codec gives steps for it; otherwise it is fetched whole, and decoded with
+    :meth:`decode_span` when that gives the elements needed.
+    """
+
+    def partial_steps(self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "") -> PartialSteps | None:
+        """The read of ``proj``'s part of a stored chunk of ``spec`` through byte
+        ranges, as steps (:data:`PartialSteps`): the generator returns what
+        ``proj.select`` gives for the whole chunk (its data type may be the
+        stored one, in another byte order), or ``None`` for a missing chunk;
+        errors name ``key``. ``None`` instead of steps: this projection is read
+        no cheaper in part (read the whole chunk). A caller reading many
+        chunks runs every chunk's first step as one batch, then every second
+        step, so the round trips do not add up."""
+        return None
+
+    def decode_span(self, data: Any, spec: ChunkSpec, span: "ElementSpan", key: str = "") -> np.ndarray | None:
+        """The elements of ``span`` (C order) of the whole stored chunk
+        ``data``, decoding only what they need, as the data type they are
+        stored in; ``None`` when the codec cannot (decode the whole chunk)."""
+        return None
+
+    def decode_partial(
+        self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
+    ) -> np.ndarray | None:
+        """The part of a chunk that ``proj`` selects (what ``proj.select`` gives
+        for the whole chunk), read through ``reader`` (``None`` if the chunk is
+        missing): :meth:`partial_steps` run against one reader, or the whole
+        chunk read and decoded where there are no steps."""
+        steps = self.partial_steps(spec, proj, key)
+        if steps is None:
+            got = reader.read([OffsetRequest(0)])
+            return None if got is None else proj.select(self.decode(got[0], spec, key))  # type: ignore[attr-defined]
+        return run_steps(steps, reader)
+
+
+def run_steps(steps: PartialSteps, reader: RangeReader) -> np.ndarray | None:
+    """Run a partial read (:data:`PartialSteps`) against one reader."""
+    try:
+        requests = next(steps)
+        while True:
+            requests = steps.send(reader.read(requests))
+    except StopIteration as done:
+        return done.value
+
+
+class PartialBytesDecode:
+    """Capability of a bytes→bytes codec: decoding a byte range of its output
+    without decoding the rest (``blosc``: only the blocks the range lies in)."""
+
+    def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> Any:
+        """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
+        decodes to, or ``None`` when it cannot be done here (then decode it
+        whole, which reports anything wrong with it)."""
+        raise NotImplementedError
 
 
 def update_chunk(

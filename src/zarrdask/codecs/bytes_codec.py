@@ -22,7 +22,9 @@ Decoding returns a zero-copy, read-only view of the stored bytes when the stored
 byte order is the machine's, and a byte-swapped native copy otherwise: decoded
 arrays always have native byte order. :meth:`BytesCodec.raw_target` exposes a
 caller's output array as the codec's encoded bytes, so a compressor can write
-straight into it.
+straight into it; a small selection reads only the span of elements it needs
+(:class:`~zarrdask.codecs.elements.ElementRanges`, the codec's
+:class:`~zarrdask.codecs.abc.PartialDecode` capability).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import numpy as np
 from ..errors import CodecError, CorruptChunkError
 from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
+from .elements import ElementRanges
 
 __all__ = ["BytesCodec", "has_endianness"]
 
@@ -78,7 +81,7 @@ def _stored(dtype: np.dtype, endian: str | None) -> np.dtype:
     return dtype.newbyteorder(_ORDER_CHAR[endian])
 
 
-class BytesCodec(ArrayBytesCodec):
+class BytesCodec(ElementRanges, ArrayBytesCodec):
     """Array → bytes in C order with the given byte order.
 
     Parameters

@@ -362,7 +362,8 @@ class Array(Node):
             for d, (r, c, n) in enumerate(zip(region, self.chunks, self.shape)):
                 starts = r.start + np.arange(inside.shape[d]) * c
                 inside &= (starts < n).reshape([-1 if k == d else 1 for k in range(inside.ndim)])
-            return sharding.count_chunks(engine.KeyReader(self._store, key), spec, key, inside)
+            with self._store.reader(key) as reader:
+                return sharding.count_chunks(reader, spec, key, inside)
 
         return sum(thread_map(count, keys))
 

@@ -82,8 +82,9 @@ from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 from .._memory import read_buffers
 from .._pool import thread_map
 from ..errors import InvalidKeyError, StoreError
-from .abc import Store, ValueReader, as_buffer
+from .abc import Store, as_buffer
 from .byte_range import ByteRequest, resolve
+from .capabilities import IN_PLACE_READS, PROCESS_LOCKS, ExactReaders, InPlaceReads, ProcessLocks
 from .files import (
     DIR_FLAGS,
     Janitor,
@@ -100,6 +101,7 @@ from .files import (
 )
 from .keys import validate_key, validate_prefix
 from .locks import HAVE_FILE_LOCKS, FileLocks
+from .readers import ValueReader
 
 __all__ = ["LocalStore"]
 
@@ -169,7 +171,7 @@ class _FileReader(ValueReader):
             os.close(fd)
 
 
-class LocalStore(Store):
+class LocalStore(InPlaceReads, ExactReaders, ProcessLocks, Store):
     """A store whose keys are files under a root directory.
 
     Parameters
@@ -211,6 +213,17 @@ class LocalStore(Store):
 
     supports_partial_reads = True
     listable = True
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Its mixins', less ``process_locks`` where the system has no file
+        locks and ``in_place_reads`` for a subclass reading through its own
+        ``get_many`` (to count or change reads: never read around it)."""
+        caps = super().capabilities - (set() if HAVE_FILE_LOCKS else {PROCESS_LOCKS})
+        return caps if self._reads_own_files() else caps - {IN_PLACE_READS}
+
+    def _reads_own_files(self) -> bool:
+        return type(self).get_many is LocalStore.get_many
 
     def __init__(
         self,
@@ -411,14 +424,13 @@ class LocalStore(Store):
             os.close(fd)
 
     def get_buffers(self, keys: Sequence[str]) -> list[memoryview | None]:
-        """As :meth:`get_many`, read into 64-byte aligned buffers (the kernel
-        copies into them several times faster than into ``malloc``'d memory on
-        the machines measured; ``zarrdask._memory``), returned as read-only
-        memoryviews. The buffers come from :data:`zarrdask._memory.read_buffers`;
-        a caller done with them may give them back there (the chunk engine does),
-        else they are simply freed. A subclass that overrides :meth:`get_many` (to record or
-        change reads) is served by its ``get_many``."""
-        if type(self).get_many is not LocalStore.get_many:
+        """As :meth:`get_many`, read into 64-byte aligned buffers from
+        :data:`zarrdask._memory.read_buffers` (the kernel copies into them
+        several times faster than into ``malloc``'d memory), returned as
+        read-only memoryviews; a caller done with them may give them back
+        there (the chunk engine does). A subclass that overrides
+        :meth:`get_many` (to record or change reads) is served by it."""
+        if not self._reads_own_files():
             return self.get_many(keys)
         return thread_map(self._read_buffer, keys)
 
@@ -430,7 +442,7 @@ class LocalStore(Store):
         ``view.nbytes``, ``view``'s layout does not allow it, or a subclass
         reads through its own :meth:`get_many`) and the caller reads the value
         as usual — which also reports a wrong size."""
-        if type(self).get_many is not LocalStore.get_many:
+        if not self._reads_own_files():
             return None
         fd, st = self._open_file(key, self._path(key))
         if fd is None:
