@@ -20,18 +20,9 @@ A key whose path resolves *outside* the root is refused with
 :class:`~zarrdask.errors.InvalidKeyError` naming the key and where it
 resolves; the check is made on the file or directory actually opened (see
 :mod:`zarrdask.storage.files`), so nothing outside the root is read, written
-or deleted:
-
-======================  ===================  ===============  ===============
-link                    read                 write            delete
-======================  ===================  ===============  ===============
-a directory of the key  followed inside the  followed inside  followed inside
-                        root, refused        the root,        the root,
-                        outside it           refused outside  refused outside
-the key's own file      followed inside the  the link is      the link is
-                        root, refused        replaced by the  removed, not
-                        outside it           new file         what it names
-======================  ===================  ===============  ===============
+or deleted. A link that is the key's own file is replaced by a write and
+removed by a delete, never what it names (``docs/guarantees.md``, "Symbolic
+links", has the table).
 
 ``LocalStore(..., outside_links="read")`` follows links out of the root for
 reads (a hierarchy assembled from links to data elsewhere); writes and
