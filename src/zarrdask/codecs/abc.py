@@ -6,12 +6,25 @@ A codec is one of three kinds:
 * :class:`ArrayBytesCodec` — array → bytes (``bytes``, ``sharding_indexed``);
 * :class:`BytesBytesCodec` — bytes → bytes (``gzip``, ``zstd``, ``blosc``, ``crc32c``).
 
-A codec object is built from its JSON configuration (``from_config``) and holds
-only that configuration. Every encode / decode call receives the
-:class:`ChunkSpec` of the *decoded* side (shape, dtype, fill value), so the same
-codec object serves every chunk of an array; ``resolve`` maps a decoded-side spec
-to the encoded-side one (``transpose`` permutes the shape). A
+A codec object is a *codec spec*: built from its JSON configuration
+(``from_config``), it holds only that configuration. It is *bound* to a
+:class:`ChunkSpec` (the decoded side: shape, dtype, fill value) in one
+vocabulary:
+
+* ``encoded_spec(spec)`` — the chunk spec on the encoded side (``transpose``
+  permutes the shape);
+* ``complete(spec)`` — the codec spec with the settings the chunk spec
+  decides filled in (blosc ``typesize``): what new metadata records;
+* ``bind(spec)`` — the codec bound to chunks of ``spec``, ready to run: the
+  kinds of the codecs it contains decided (a :class:`KindlessCodec`, whose
+  JSON does not state its kind, becomes one with ``as_kind(kind)``).
+
+Every encode / decode call receives the decoded side's spec, so the same codec
+object serves every chunk of an array. A
 :class:`~zarrdask.codecs.chain.CodecChain` is itself an array → bytes codec.
+The former names ``resolve``, ``evolve``, ``place``, ``placed``,
+``UnplacedCodec`` remain as deprecated aliases; a codec class that overrides
+an old name is bound under the new one (with a ``DeprecationWarning``).
 
 Codecs must pickle (dask ships them to workers) and be thread-safe: the chunk
 engine calls them from a thread pool.
@@ -121,6 +134,23 @@ class ChunkSpec:
         return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty)
 
 
+#: the former names of the codec verbs (deprecated aliases of the new ones)
+_RENAMED = {"resolve": "encoded_spec", "evolve": "complete", "place": "bind"}
+
+
+def _alias(old: str, new: str) -> Any:
+    """A deprecated method ``old`` calling ``new``."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"{type(self).__name__}.{old}() is deprecated: use {new}()", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Deprecated: :meth:`{new}`."
+    method._alias = True  # type: ignore[attr-defined]
+    return method
+
+
 class Codec:
     """Common part of the three codec kinds."""
 
@@ -143,24 +173,37 @@ class Codec:
         config = self.get_config()
         return {"name": self.name, "configuration": config} if config else {"name": self.name}
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for old, new in _RENAMED.items():  # a codec written against the former names
+            if old in cls.__dict__ and new not in cls.__dict__ and not getattr(cls.__dict__[old], "_alias", False):
+                warnings.warn(f"{cls.__qualname__}.{old}() is deprecated: define {new}() instead",
+                              DeprecationWarning, stacklevel=2)
+                setattr(cls, new, cls.__dict__[old])
+
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         """Spec of the encoded side, given the decoded side (identity by default)."""
         return spec
 
     def validate(self, spec: ChunkSpec) -> None:
         """Raise :class:`~zarrdask.errors.CodecError` if the codec cannot handle ``spec``."""
 
-    def evolve(self, spec: ChunkSpec) -> "Codec":
-        """This codec with the settings that depend on the data type filled in
-        (blosc ``typesize``, ``bytes`` without ``endian`` for 1-byte types, ...):
-        what is recorded in new array metadata. ``spec`` is the codec's decoded side."""
+    def complete(self, spec: ChunkSpec) -> "Codec":
+        """This codec spec with the settings that depend on the data type
+        filled in (blosc ``typesize``, ``bytes`` without ``endian`` for 1-byte
+        types, ...): what is recorded in new array metadata. ``spec`` is the
+        codec's decoded side."""
         return self
 
-    def place(self, spec: ChunkSpec) -> "Codec":
-        """This codec with the kinds of the codecs it contains decided for
-        chunks of ``spec`` (see :class:`UnplacedCodec`); only codecs holding a
+    def bind(self, spec: ChunkSpec) -> "Codec":
+        """This codec bound to chunks of ``spec``: the kinds of the codecs it
+        contains decided (see :class:`KindlessCodec`); only codecs holding a
         codec list (a chain, ``sharding_indexed``) change."""
         return self
+
+    resolve = _alias("resolve", "encoded_spec")
+    evolve = _alias("evolve", "complete")
+    place = _alias("place", "bind")
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
@@ -172,21 +215,34 @@ class Codec:
         return f"{type(self).__name__}({self.get_config()})"
 
 
-class UnplacedCodec(Codec):
+class KindlessCodec(Codec):
     """A codec whose JSON does not state its kind (``numcodecs.<id>``): its
     position in a codec list decides it
-    (:func:`~zarrdask.codecs.chain_validate.place_codecs`)."""
+    (:func:`~zarrdask.codecs.chain_validate.assign_kinds`)."""
 
-    kind: ClassVar[str] = "unplaced"
+    kind: ClassVar[str] = "kindless"
 
-    def placed(self, kind: str) -> Codec:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        if "placed" in cls.__dict__ and "as_kind" not in cls.__dict__:
+            warnings.warn(f"{cls.__qualname__}.placed() is deprecated: define as_kind() instead",
+                          DeprecationWarning, stacklevel=2)
+            cls.as_kind = cls.__dict__["placed"]  # type: ignore[method-assign]
+        super().__init_subclass__(**kwargs)
+
+    def as_kind(self, kind: str) -> Codec:
         """This codec as a codec of ``kind`` (``"array_array"``, ...)."""
         raise NotImplementedError
+
+    placed = _alias("placed", "as_kind")
 
     def probe_kind(self, spec: ChunkSpec) -> str:
         """The kind this codec acts as on chunks of ``spec`` (used only where the
         position leaves it open)."""
         raise NotImplementedError
+
+
+#: deprecated name of :class:`KindlessCodec`
+UnplacedCodec = KindlessCodec
 
 
 class ArrayArrayCodec(Codec):

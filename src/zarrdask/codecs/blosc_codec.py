@@ -155,7 +155,7 @@ class BloscCodec(PartialBytesDecode, BoundedBytesBytesCodec):
         shuffle = self.shuffle if self.shuffle is not None else ("bitshuffle" if itemsize == 1 else "shuffle")
         return typesize, shuffle
 
-    def evolve(self, spec: ChunkSpec) -> "BloscCodec":
+    def complete(self, spec: ChunkSpec) -> "BloscCodec":
         """This codec with ``typesize`` / ``shuffle`` chosen for ``spec``'s data
         type filled in: what to record in the array metadata."""
         if self.typesize is not None and self.shuffle is not None:

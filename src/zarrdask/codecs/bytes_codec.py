@@ -113,7 +113,7 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
     def get_config(self) -> dict[str, Any]:
         return {} if self.endian is None else {"endian": self.endian}
 
-    def evolve(self, spec: ChunkSpec) -> "BytesCodec":
+    def complete(self, spec: ChunkSpec) -> "BytesCodec":
         """The codec to record for an array of ``spec``: ``endian`` dropped for
         data types without a byte order (as zarr-python writes ``{"name": "bytes"}``
         for ``uint8``), checked present for the others."""

@@ -105,24 +105,24 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
     ) -> "CodecChain | PendingCodecChain":
         """Build a chain from codec objects, checking the order rules of v3 core.
 
-        Codecs whose kind their JSON leaves open (``numcodecs.<id>``) are placed
-        by their position (:func:`~zarrdask.codecs.chain_validate.place_codecs`);
-        with ``spec`` (the chain's decoded side) every codec inside is placed,
+        Codecs whose kind their JSON leaves open (``numcodecs.<id>``) are given one
+        by their position (:func:`~zarrdask.codecs.chain_validate.assign_kinds`);
+        with ``spec`` (the chain's decoded side) the chain is bound to it, every codec inside decided,
         down into a sharding codec's inner chain. Without ``spec``, a list whose
         array→bytes codec only the data type can tell gives a
         :class:`PendingCodecChain`.
         """
-        from .chain_validate import place_codecs, validate_chain
+        from .chain_validate import assign_kinds, validate_chain
 
-        placed = place_codecs(codecs, key=key, spec=spec)
-        if placed is None:
+        kinded = assign_kinds(codecs, key=key, spec=spec)
+        if kinded is None:
             return PendingCodecChain(codecs, key=key)
-        aa, ab, bb = validate_chain(placed, key=key)
+        aa, ab, bb = validate_chain(kinded, key=key)
         chain = cls(aa, ab, bb)
-        return chain.place(spec) if spec is not None else chain
+        return chain.bind(spec) if spec is not None else chain
 
-    def place(self, spec: ChunkSpec) -> "CodecChain":
-        ab = self.array_bytes.place(self.resolve(spec))
+    def bind(self, spec: ChunkSpec) -> "CodecChain":
+        ab = self.array_bytes.bind(self.encoded_spec(spec))
         return self if ab is self.array_bytes else CodecChain(self.array_array, ab, self.bytes_bytes)  # type: ignore[arg-type]
 
     @property
@@ -133,10 +133,10 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         """Decoded-side specs of each array→array codec, then the array→bytes one."""
         specs = [spec]
         for codec in self.array_array:
-            specs.append(codec.resolve(specs[-1]))
+            specs.append(codec.encoded_spec(specs[-1]))
         return specs
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return self._specs(spec)[-1]
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -189,16 +189,16 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
             return self.array_bytes.encode_partial(old, spec, proj, value, key)
         return super().encode_partial(old, spec, proj, value, key)
 
-    def evolve(self, spec: ChunkSpec) -> "CodecChain":
+    def complete(self, spec: ChunkSpec) -> "CodecChain":
         specs = self._specs(spec)
-        aa = [c.evolve(s) for c, s in zip(self.array_array, specs)]
+        aa = [c.complete(s) for c, s in zip(self.array_array, specs)]
         # re-resolve: an evolved array→array codec may change the next spec
         chain = CodecChain(aa, self.array_bytes, self.bytes_bytes)
-        inner = chain.resolve(spec)
-        return CodecChain(aa, self.array_bytes.evolve(inner), [c.evolve(inner) for c in self.bytes_bytes])
+        inner = chain.encoded_spec(spec)
+        return CodecChain(aa, self.array_bytes.complete(inner), [c.complete(inner) for c in self.bytes_bytes])
 
     def encoded_size(self, spec: ChunkSpec) -> int | None:
-        size = self.array_bytes.encoded_size(self.resolve(spec))
+        size = self.array_bytes.encoded_size(self.encoded_spec(spec))
         for codec in self.bytes_bytes:
             if size is None:
                 return None
@@ -291,7 +291,7 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         the bytes→bytes codecs decoded (``data`` itself when there are none).
         Lets a reader look at the serializer's layout directly (Arrow views of
         ``zarrdask.vlen-offsets`` chunks)."""
-        return self._decode_bytes(data, self.resolve(spec), key, 0)
+        return self._decode_bytes(data, self.encoded_spec(spec), key, 0)
 
     def _decode_raw(self, data: Any, spec: ChunkSpec, target: memoryview, key: str) -> None:
         """Decode the bytes→bytes codecs, the outermost straight into ``target``."""
@@ -309,7 +309,7 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
 class PendingCodecChain(_CodecList, ArrayBytesCodec):
     """A codec list whose array→bytes codec is one of several ``numcodecs.<id>``
     codecs, decided only with the chunk's data type (a sharding codec's inner
-    codecs read before the array's data type is known). :meth:`place` makes the
+    codecs read before the array's data type is known). :meth:`bind` makes the
     :class:`CodecChain`; an array places its codecs when it is opened, so
     encoding and decoding never see this class."""
 
@@ -323,22 +323,22 @@ class PendingCodecChain(_CodecList, ArrayBytesCodec):
     def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
         return self.pending
 
-    def place(self, spec: ChunkSpec) -> CodecChain:
+    def bind(self, spec: ChunkSpec) -> CodecChain:
         return CodecChain.from_codecs(self.pending, key=self.key, spec=spec)  # type: ignore[return-value]
 
     def validate(self, spec: ChunkSpec) -> None:
-        self.place(spec).validate(spec)
+        self.bind(spec).validate(spec)
 
-    def evolve(self, spec: ChunkSpec) -> CodecChain:
-        return self.place(spec).evolve(spec)
+    def complete(self, spec: ChunkSpec) -> CodecChain:
+        return self.bind(spec).complete(spec)
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        return self.place(spec).resolve(spec)
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        return self.bind(spec).encoded_spec(spec)
 
-    def _unplaced(self, *args: Any, **kwargs: Any) -> Any:
+    def _unbound(self, *args: Any, **kwargs: Any) -> Any:
         raise CodecError(
-            f"{self.key}: the codecs {[c.name for c in self.pending]} are not placed yet; "
-            "call place(spec) with the chunk spec first"
+            f"{self.key}: the codecs {[c.name for c in self.pending]} are not bound yet; "
+            "call bind(spec) with the chunk spec first"
         )
 
-    encode = decode = decode_into = encode_partial = encoded_size = raw_target = _unplaced  # type: ignore[assignment]
+    encode = decode = decode_into = encode_partial = encoded_size = raw_target = _unbound  # type: ignore[assignment]

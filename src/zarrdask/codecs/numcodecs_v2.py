@@ -101,9 +101,9 @@ def filtered_dtype(filters: Sequence[NumcodecsCodec], spec: ChunkSpec, cache: di
     if spec.dtype.hasobject or spec.dtype.kind == "T":
         return None
     if spec.dtype not in cache:
-        from .numcodecs_v3 import _samples
+        from .numcodecs_v3 import probe_samples
 
-        sample = _samples(spec.dtype)[0]
+        sample = probe_samples(spec.dtype)[0]
         data: Any = sample
         for f in filters:
             try:
@@ -293,9 +293,9 @@ class V2Compressor(PartialBytesDecode, NumcodecsBytesBytesCodec):
         self._numcodecs[()] = codec
         self.filters = tuple(filters)
         self._filtered: dict[Any, Any] = {}
-        from .registry import _core_compressor
+        from .registry import core_compressor
 
-        self._decoder: BytesBytesCodec | None = _core_compressor(codec, codec_id, config)
+        self._decoder: BytesBytesCodec | None = core_compressor(codec, codec_id, config)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"codec": self._numcodecs[()], "filters": self.filters}

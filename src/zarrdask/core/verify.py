@@ -211,7 +211,7 @@ def _check_value(
 ) -> list[Problem]:
     """Decode one stored value (a chunk, a shard, or an inner chunk of a shard)."""
     if isinstance(codec, CodecChain) and isinstance(codec.array_bytes, ShardingCodec):
-        shard_spec = codec.resolve(spec)
+        shard_spec = codec.encoded_spec(spec)
         try:
             # bytes→bytes codecs after the shard apply to the shard as a whole
             shard = codec._decode_bytes(data, shard_spec, key, 0)

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..chunking.rectilinear import is_regular, normalize_chunks
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
-from ..codecs.chain_validate import place_codecs
+from ..codecs.chain_validate import assign_kinds
 from ..codecs.registry import codec_from_json
 from ..core.api import open as open_node
 from ..core.array import Array
@@ -319,7 +319,7 @@ def _serializer_index(node: ArraySpecV3, codecs: list[dict[str, Any]], chunks: t
     codecs as an opened array does)."""
     dtype = ArrayMetadataV3.from_json(node.metadata_document(), key=f"{path}/zarr.json").dtype
     where = f"array {path!r}"
-    placed = place_codecs([codec_from_json(c, key=where) for c in codecs], key=where, spec=ChunkSpec(chunks, dtype, None))
+    placed = assign_kinds([codec_from_json(c, key=where) for c in codecs], key=where, spec=ChunkSpec(chunks, dtype, None))
     for i, c in enumerate(placed or ()):
         if isinstance(c, ArrayBytesCodec):
             return i

@@ -180,18 +180,18 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         self.index_chain.validate(self._index_spec(spec))
         self.index_size(spec)
 
-    def place(self, spec: ChunkSpec) -> "ShardingCodec":
-        inner = self.codec_chain.place(self._inner_spec(spec))
-        index = self.index_chain.place(self._index_spec(spec))
+    def bind(self, spec: ChunkSpec) -> "ShardingCodec":
+        inner = self.codec_chain.bind(self._inner_spec(spec))
+        index = self.index_chain.bind(self._index_spec(spec))
         if inner is self.codec_chain and index is self.index_chain:
             return self
         return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
-    def evolve(self, spec: ChunkSpec) -> "ShardingCodec":
+    def complete(self, spec: ChunkSpec) -> "ShardingCodec":
         return ShardingCodec(
             self.chunk_shape,
-            self.codec_chain.evolve(self._inner_spec(spec)),
-            self.index_chain.evolve(self._index_spec(spec)),
+            self.codec_chain.complete(self._inner_spec(spec)),
+            self.index_chain.complete(self._index_spec(spec)),
             self.index_location,
         )
 
