@@ -9,23 +9,24 @@ uses a capability only where it is declared, with a default path otherwise.
 The conformance suite (:mod:`zarrdask.testing.store`) checks every capability
 a store declares.
 
-====================  ===========================  ==============================================
-name                  what the store provides      what the engine does with it
-====================  ===========================  ==============================================
-``in_place_reads``    :class:`InPlaceReads`:       uncompressed chunks read whole straight into
-                      ``read_into(key, view)``,    their place in the output; other chunks read
-                      ``get_buffers(keys)``        into memory the store chose (aligned, reused)
-``streaming``         :class:`StreamingReads`:     requests wait on a network: a batch's values
-                      ``iter_many(keys)``          are decoded as they arrive, requests of a
-                                                   multi-step read (shard index, then chunks) go
-                                                   out concurrently
-``background_uploads`` :class:`BackgroundUploads`: whole chunks handed over one at a time as
-                      ``uploads()``                they are encoded, uploaded in the background
-``exact_readers``     ``reader(key)`` is exact     (a guarantee, checked by the conformance
-                                                   suite; the engine asks each reader)
-``process_locks``     ``locked(keys)`` also        (a guarantee: read-modify-writes from several
-                      excludes other processes     processes are safe on this store)
-====================  ===========================  ==============================================
+========================  ============================  ==============================================
+name                      what the store provides       what the engine does with it
+========================  ============================  ==============================================
+``in_place_reads``        :class:`InPlaceReads`:        uncompressed chunks read whole straight into
+                          ``read_into(key, view)``,     their place in the output; other chunks read
+                          ``get_buffers(keys)``         into memory the store chose (aligned, reused)
+``streaming``             :class:`StreamingReads`:      requests wait on a network: a batch's values
+                          ``iter_many(keys)``           are decoded as they arrive, requests of a
+                                                        multi-step read (shard index, then chunks) go
+                                                        out concurrently
+``background_uploads``    :class:`BackgroundUploads`:   whole chunks handed over one at a time as
+                          ``uploads()``                 they are encoded, uploaded in the background
+``exact_readers``         :class:`ExactReaders`:        (a guarantee, checked by the conformance
+                          ``reader(key)`` is exact      suite; the engine asks each reader)
+``process_locks``         :class:`ProcessLocks`:        (a guarantee: read-modify-writes from several
+                          ``locked(keys)`` also         processes are safe on this store)
+                          excludes other processes
+========================  ============================  ==============================================
 
 Each capability has a mixin here, which declares it by being inherited
 (``capabilities`` defaults to the names of the capability mixins a store's
