@@ -180,17 +180,18 @@ class _Reads:
         #: the store's requests wait on a network: values are decoded as they arrive
         self.streaming: Any = store if STREAMING in capabilities else None
 
-    def route(self, indexer: ChunkIndexer) -> tuple[list[_Chunk], list[_Chunk]]:
-        """The chunks read whole, and those read in part (the codec gives
-        steps for them)."""
+    def route(self, indexer: ChunkIndexer) -> tuple[list[_Chunk], list[tuple[_Chunk, Any]]]:
+        """The chunks read whole, and those read in part with the steps the
+        codec gives for them."""
         whole, parts = [], []
         spec = self.layout.chunk_spec
         for proj in indexer:
             chunk = _chunk(self.layout, spec, proj)
-            if proj.is_complete or self._steps(chunk) is None:
+            steps = None if proj.is_complete else self._steps(chunk)
+            if steps is None:
                 whole.append(chunk)
             else:
-                parts.append(chunk)
+                parts.append((chunk, steps))
         return whole, parts
 
     def _steps(self, chunk: _Chunk) -> Any:
@@ -294,15 +295,21 @@ class _Reads:
         return True
 
     # -- partial reads ---------------------------------------------------------
-    def partial_chunks(self, chunks: list[_Chunk]) -> None:
-        """Read the parts of ``chunks`` the selection needs, in steps, every
+    def partial_chunks(self, parts: list[tuple[_Chunk, Any]]) -> None:
+        """Read the parts of chunks the selection needs, in steps, every
         chunk's step in one batch
-        (:func:`~zarrdask.core.consistent.read_consistently_many`)."""
-        if not chunks:
+        (:func:`~zarrdask.core.consistent.read_consistently_many`: the steps
+        :meth:`route` got first, new ones for a read started again)."""
+        if not parts:
             return
-        found = read_consistently_many(
-            self.store, [c.key for c in chunks], lambda i: self._steps(chunks[i]), self.options
-        )
+        chunks = [chunk for chunk, _ in parts]
+        first: list[Any] = [steps for _, steps in parts]
+
+        def steps_of(i: int) -> Any:
+            steps, first[i] = first[i], None
+            return steps if steps is not None else self._steps(chunks[i])
+
+        found = read_consistently_many(self.store, [c.key for c in chunks], steps_of, self.options)
         for chunk, part in zip(chunks, found):
             self.out[chunk.proj.out_selection] = self.fill if part is None else part
 
