@@ -78,11 +78,13 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = N
     (a shard's inner chunks, a store's parallel file reads) runs in this thread
     too; work submitted from inside pool work always runs serially.
     """
-    n = pool_threads(threads)
-    if n <= 1:
+    if threads is not None and threads <= 1:
         return _serially(fn, items)
     if len(items) <= 1 or _in_pool():
         return [fn(x) for x in items]
+    n = pool_threads(threads)
+    if n <= 1:
+        return _serially(fn, items)
 
     def run(x: T) -> R:
         _local.in_pool = True

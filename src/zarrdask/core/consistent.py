@@ -110,9 +110,11 @@ def read_consistently_many(
     Every key's first step goes to the store as one batch, then every key's
     second step, and so on: concurrently on the I/O threads where the store's
     requests wait on a network (capability ``streaming``), on the engine's
-    pool otherwise. Each key is read through its own reader, so its steps
+    pool otherwise (one task per key reads and decodes). Each key is read through its own reader, so its steps
     come from one version of its value, checked as :func:`read_consistently`
     does; only the keys whose value changed are read again."""
+    if len(keys) == 1:  # the common small read: one chunk, its steps one after another
+        return [_read_one(store, keys[0], steps_of)]
     options = options or DEFAULT
     results: dict[int, T] = {}
     todo = list(range(len(keys)))
@@ -129,6 +131,29 @@ def read_consistently_many(
     if todo:
         raise REREAD.gave_up(store, keys[todo[0]])
     return [results[i] for i in range(len(keys))]
+
+
+def _read_one(store: Store, key: str, steps_of: Callable[[int], Steps]) -> T:
+    """:func:`read_consistently_many` of one key: its steps through one reader,
+    started again (:data:`REREAD`) when a read of two steps or more does not stand."""
+    for _ in range(REREAD.attempts):
+        with store.reader(key) as reader:
+            steps, reads = steps_of(0), 0
+            try:
+                requests = next(steps)
+                while True:
+                    answer = reader.read(requests)
+                    reads += 1
+                    requests = steps.send(answer)
+            except StopIteration as done:
+                if reads <= 1 or REREAD.stands(reader):
+                    return done.value
+            except ValueChangedError:
+                pass
+            except CorruptChunkError:
+                if reads <= 1 or REREAD.stands(reader):
+                    raise
+    raise REREAD.gave_up(store, key)
 
 
 class _Attempt:
@@ -148,13 +173,10 @@ class _Attempt:
         pending = {i: next(gens[i]) for i in self.readers}
         while pending:
             order = list(pending)
-            answers = self._batch([(self.readers[i], pending[i]) for i in order])
-            for i in order:
-                self.steps[i] += 1
+            advanced = self._step([(self.readers[i], pending[i], gens[i]) for i in order])
             pending = {}
-            # the last step decodes: one pool task per key
-            advanced = thread_map(_advance, [(gens[i], a) for i, a in zip(order, answers)], self.options.threads)
             for i, (what, value) in zip(order, advanced):
+                self.steps[i] += 1
                 if what == "next":
                     pending[i] = value
                 elif what == "done":
@@ -164,13 +186,23 @@ class _Attempt:
                 else:
                     self.again.append(i)
 
-    def _batch(self, reads: list[tuple[ValueReader, Sequence[ByteRequest]]]) -> list[Any]:
-        """``reader.read(ranges)`` for every pair, as one batch; a reader whose
-        value changed gives its :class:`~zarrdask.errors.ValueChangedError`
-        in its place (so only that value is read again)."""
+    def _step(self, items: list[tuple[ValueReader, Sequence[ByteRequest], Steps]]) -> list[tuple[str, Any]]:
+        """One step of every read: its requests read, then its steps sent the
+        answer (the last step decodes). Where requests wait on a network, every
+        read's requests go out as one batch on the I/O threads, then the
+        answers are sent on the pool; otherwise one pool task per read does both."""
+        threads = self.options.threads
         if self.streaming:
-            return io_map(_read, reads, self.options.io_concurrency)
-        return thread_map(_read, reads, self.options.threads)
+            answers = self._batch([(reader, ranges) for reader, ranges, _ in items])
+            return thread_map(_advance, [(gen, a) for (_, _, gen), a in zip(items, answers)], threads)
+        return thread_map(_read_and_advance, items, threads)
+
+    def _batch(self, reads: list[tuple[ValueReader, Sequence[ByteRequest]]]) -> list[Any]:
+        """``reader.read(ranges)`` for every pair, as one batch on the I/O
+        threads; a reader whose value changed gives its
+        :class:`~zarrdask.errors.ValueChangedError` in its place (so only that
+        value is read again)."""
+        return io_map(_read, reads, self.options.io_concurrency)
 
     def check(self, results: dict[int, T]) -> list[int]:
         """The keys to read again: replaced while they were read (verifying
@@ -207,6 +239,11 @@ def _read(item: tuple[ValueReader, Sequence[ByteRequest]]) -> Any:
         return reader.read(ranges)
     except ValueChangedError as e:
         return e
+
+
+def _read_and_advance(item: tuple[ValueReader, Sequence[ByteRequest], Steps]) -> tuple[str, Any]:
+    reader, ranges, gen = item
+    return _advance((gen, _read((reader, ranges))))
 
 
 def _advance(item: tuple[Steps, Any]) -> tuple[str, Any]:

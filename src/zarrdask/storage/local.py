@@ -118,15 +118,14 @@ class _FileReader(ValueReader):
 
     exact = True
     _fd: int | None = None
+    path: str  # the key's file (checked when the reader is made)
 
     def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
-        store: LocalStore = self.store  # type: ignore[assignment]
-        fd, st = store._open_file(self.key, store._path(self.key))
+        fd, self._stat = self.store._open_file(self.key, self.path)  # type: ignore[attr-defined]
         if fd is None:
             return None
         self._fd = fd
-        self._stat = st
-        return store._pread_ranges(self.key, fd, st.st_size, ranges)
+        return self.store._pread_ranges(self.key, fd, self._stat.st_size, ranges)  # type: ignore[attr-defined]
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
         try:
@@ -139,7 +138,7 @@ class _FileReader(ValueReader):
 
     def _same(self) -> bool:
         try:
-            now = os.stat(self.store._path(self.key))  # type: ignore[attr-defined]
+            now = os.stat(self.path)
         except OSError:
             return False
         first = self._stat
@@ -149,7 +148,7 @@ class _FileReader(ValueReader):
 
     def _still_missing(self) -> bool:
         try:
-            os.stat(self.store._path(self.key))  # type: ignore[attr-defined]
+            os.stat(self.path)
         except _MISSING:
             return True
         except OSError:
@@ -468,8 +467,9 @@ class LocalStore(InPlaceReads, ExactReaders, ProcessLocks, Store):
 
     def reader(self, key: str) -> ValueReader:
         """An exact reader: one file descriptor, opened by the first read."""
-        self._path(key)
-        return _FileReader(self, key)
+        reader = _FileReader(self, key)
+        reader.path = self._path(key)
+        return reader
 
     def _stat_size(self, key: str) -> int | None:
         path = self._path(key)
