@@ -100,15 +100,14 @@ def test_reads_reuse_buffers_and_stay_correct(tmp_path):
 
 def test_a_rechunk_task_keeps_no_read_buffers(tmp_path):
     import zarrdask
-    from zarrdask._pool import single_threaded
+    from zarrdask.core.options import EngineOptions
 
     data = np.arange(200 * 200, dtype="f4").reshape(200, 200)
     a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="f4", chunks=(50, 50),
                               compressors=[{"name": "zstd", "configuration": {"level": 1}}])
     a[...] = data
     read_buffers.forget()
-    with single_threaded(one_chunk=True):
-        np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a.get_basic_selection(..., options=EngineOptions(threads=1, one_chunk=True)), data)
     assert read_buffers._held == 0
     np.testing.assert_array_equal(a[...], data)
     assert 0 < read_buffers._held <= read_buffers.max_bytes

@@ -7,6 +7,7 @@ from .core.api import create_array, group, open, open_array, open_group
 from .core.array import Array
 from .core.consolidated import consolidate_metadata
 from .core.group import Group
+from .core.options import EngineOptions
 from .dask import from_zarr, to_zarr
 from . import xarray  # noqa: E402  (registers the ``Dataset.zarrdask`` accessor)
 from .storage import FsspecStore, LocalStore, MemoryStore, ZipStore, store_from
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array",
     "Group",
+    "EngineOptions",
     "create_array",
     "open_array",
     "open_group",

@@ -2,9 +2,16 @@
 
 numcodecs codecs release the GIL, so threads decode in parallel. The pool is
 created lazily, per process (it is rebuilt after a fork), sized by the setting
-``threads``; work submitted from inside a pool thread runs serially, so nested
-fan-out (a shard's inner chunks inside a multi-shard read) never deadlocks or
-oversubscribes.
+``threads``; a caller may ask for fewer (``thread_map(..., threads=1)``: the
+chunk engine inside a dask task, given ``EngineOptions(threads=1)``). Work
+submitted from inside pool work runs serially, so nested fan-out (a shard's
+inner chunks inside a multi-shard read, a store's parallel file reads) never
+deadlocks or oversubscribes; work run serially because the caller asked for
+one thread counts as pool work too.
+
+No option lives here: every caller passes what it wants (``threads``,
+``limit``). The one piece of thread state is the marker "this thread is
+running pool work", which the pool sets and clears around the work it runs.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ R = TypeVar("R")
 _pool: ThreadPoolExecutor | None = None
 _pool_pid: int | None = None
 _pool_lock = threading.Lock()
-_local = threading.local()
+_local = threading.local()  # in_pool: this thread runs pool work
 
 
 def _executor(threads: int) -> ThreadPoolExecutor:
@@ -35,15 +42,49 @@ def _executor(threads: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def thread_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+def _in_pool() -> bool:
+    return getattr(_local, "in_pool", False)
+
+
+def _serially(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]`` in this thread, as pool work: whatever ``fn``
+    hands the pool runs in this thread too."""
+    if _in_pool():
+        return [fn(x) for x in items]
+    _local.in_pool = True
+    try:
+        return [fn(x) for x in items]
+    finally:
+        _local.in_pool = False
+
+
+def run_inline(fn: Callable[..., R], *args: object) -> R:
+    """``fn(*args)`` in this thread, as pool work: every :func:`thread_map` and
+    :class:`Pipeline` it starts runs in this thread (the engine's pool off:
+    inside a dask task, where dask parallelises already)."""
+    return _serially(lambda _: fn(*args), [None])[0]
+
+
+def pool_threads(threads: int | None = None) -> int:
+    """The threads CPU work may use: ``threads``, else the setting ``threads``."""
+    return int(threads) if threads is not None else int(config.get("threads"))
+
+
+def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = None) -> list[R]:
     """``[fn(x) for x in items]``, run on the engine's pool when it pays off.
 
-    Runs serially inside a pool thread (no nested fan-out) and when the setting
-    ``threads`` is 1 (as inside a dask task, where dask parallelises already).
+    ``threads`` caps the threads used (``None``: the setting ``threads``). With
+    ``threads=1`` the work runs in this thread as pool work, so nested fan-out
+    (a shard's inner chunks, a store's parallel file reads) runs in this thread
+    too; work submitted from inside pool work always runs serially.
     """
-    threads = getattr(_local, "threads", None) or config.get("threads")
-    if len(items) <= 1 or threads <= 1 or getattr(_local, "in_pool", False):
+    if threads is not None and threads <= 1:
+        return _serially(fn, items)
+    if len(items) <= 1 or _in_pool():
         return [fn(x) for x in items]
+    n = pool_threads(threads)
+    if n <= 1:
+        return _serially(fn, items)
 
     def run(x: T) -> R:
         _local.in_pool = True
@@ -52,37 +93,7 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         finally:
             _local.in_pool = False
 
-    return list(_executor(threads).map(run, items))
-
-
-
-
-def one_chunk_at_a_time() -> bool:
-    """Whether the engine must fetch and store one chunk per call here (inside a
-    :class:`single_threaded` context that asked for it: a rechunk task, whose
-    declared memory counts one chunk in flight)."""
-    return getattr(_local, "one_chunk", False)
-
-
-class single_threaded:
-    """Within this context the current thread's engine work runs serially (inside
-    a dask task: dask already runs tasks in parallel, so the engine must not
-    oversubscribe the cores). ``one_chunk=True`` also makes the engine fetch,
-    and encode and store, one chunk at a time, so that besides the data it reads
-    or writes it holds at most one chunk's stored bytes and one decoded or
-    encoded chunk (see :func:`zarrdask.workflows.plan.task_overhead`)."""
-
-    def __init__(self, *, one_chunk: bool = False) -> None:
-        self._one_chunk = one_chunk
-
-    def __enter__(self) -> "single_threaded":
-        self._old = getattr(_local, "threads", None), getattr(_local, "one_chunk", False)
-        _local.threads = 1
-        _local.one_chunk = self._one_chunk or self._old[1]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _local.threads, _local.one_chunk = self._old
+    return list(_executor(n).map(run, items))
 
 
 # -- the I/O threads -----------------------------------------------------------
@@ -105,17 +116,30 @@ def io_executor() -> ThreadPoolExecutor:
         return _io_pool
 
 
-def io_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """``[fn(x) for x in items]`` with every call running concurrently on the
-    I/O threads (at most ``io_concurrency`` at once); exceptions propagate."""
+def io_limit(limit: int | None = None) -> int:
+    """Requests in flight at once: ``limit``, at most the I/O threads there are
+    (setting ``io_concurrency``)."""
+    size = io_executor()._max_workers
+    return size if limit is None else max(1, min(int(limit), size))
+
+
+def io_map(fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> list[R]:
+    """``[fn(x) for x in items]`` with the calls running concurrently on the
+    I/O threads (at most ``limit``, default ``io_concurrency``, at once);
+    exceptions propagate."""
     if len(items) <= 1:
         return [fn(x) for x in items]
-    return list(io_executor().map(fn, items))
+    if io_limit(limit) >= min(len(items), io_executor()._max_workers):
+        return list(io_executor().map(fn, items))
+    out: list = [None] * len(items)
+    for i, result in io_unordered(fn, items, limit):
+        out[i] = result
+    return out
 
 
-def io_unordered(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -> Iterator[tuple[int, R]]:
     """``(i, fn(items[i]))`` pairs in the order the calls finish, with at most
-    ``io_concurrency`` calls in flight: a call starts only when an earlier one
+    ``limit`` (default ``io_concurrency``) calls in flight: a call starts only when an earlier one
     was consumed, so results never pile up faster than the caller takes them.
     An exception propagates when its result would be yielded."""
     from concurrent.futures import FIRST_COMPLETED, wait
@@ -125,7 +149,7 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int
             yield i, fn(x)
         return
     pool = io_executor()
-    limit = pool._max_workers
+    limit = io_limit(limit)
     todo = iter(range(len(items)))
     running: dict = {}
     try:
@@ -153,24 +177,27 @@ class Pipeline:
     (one thread, inside a pool thread or a dask task). At most ``backlog`` pieces
     wait for a thread, so input does not pile up in memory."""
 
-    def __init__(self, backlog: int | None = None, *, io: bool = False) -> None:
-        """``io=True``: the work is requests (uploads), run on the I/O threads,
-        never inline, with at most ``io_concurrency`` pieces held at once."""
+    def __init__(
+        self, backlog: int | None = None, *, io: bool = False, threads: int | None = None, limit: int | None = None
+    ) -> None:
+        """``threads``: as for :func:`thread_map`. ``io=True``: the work is
+        requests (uploads), run on the I/O threads, never inline, with at most
+        ``limit`` (default and at most ``io_concurrency``) pieces held at once."""
         self._io = io
         if io:
             self._inline = False
             self._pool = io_executor()
-            self._gate = threading.BoundedSemaphore(self._pool._max_workers)
+            self._gate = threading.BoundedSemaphore(io_limit(limit))
         else:
-            threads = getattr(_local, "threads", None) or config.get("threads")
-            self._inline = threads <= 1 or getattr(_local, "in_pool", False)
-            self._pool = None if self._inline else _executor(threads)
-            self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * threads))
+            n = pool_threads(threads)
+            self._inline = n <= 1 or _in_pool()
+            self._pool = None if self._inline else _executor(n)
+            self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * n))
         self._futures: list = []
 
     def submit(self, fn: Callable[..., object], *args: object) -> None:
         if self._inline:
-            fn(*args)
+            run_inline(fn, *args)
             return
         self._gate.acquire()
 

@@ -23,7 +23,7 @@ def encode_with(codecs: Sequence[Codec], data: np.ndarray) -> bytes:
     spec = spec_of(data)
     chunk = data
     for c in aa:
-        chunk, spec = c.encode(chunk, spec), c.resolve(spec)
+        chunk, spec = c.encode(chunk, spec), c.encoded_spec(spec)
     out = ab.encode(chunk, spec)
     for c in bb:
         out = c.encode(out, spec)
@@ -34,7 +34,7 @@ def decode_with(codecs: Sequence[Codec], raw: bytes, spec: ChunkSpec, key: str =
     aa, ab, bb = validate_chain(codecs, key="test")
     specs = [spec]
     for c in aa:
-        specs.append(c.resolve(specs[-1]))
+        specs.append(c.encoded_spec(specs[-1]))
     data: Any = raw
     for c in reversed(bb):
         data = c.decode(data, specs[-1], key)

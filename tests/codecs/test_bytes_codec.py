@@ -153,7 +153,7 @@ def test_endian_required_for_multi_byte_types(dtype):
     with pytest.raises(CodecError, match="endian"):
         codec.encode(np.zeros(2, dtype), spec)
     with pytest.raises(CodecError, match="endian"):
-        codec.evolve(spec)
+        codec.complete(spec)
 
 
 def test_structured_without_endian_reads_little_endian_and_warns():
@@ -190,9 +190,9 @@ def test_json():
 
 
 def test_evolve_drops_endian_for_single_byte_types():
-    assert BytesCodec("little").evolve(ChunkSpec((2,), np.dtype("uint8"), 0)).to_json() == {"name": "bytes"}
+    assert BytesCodec("little").complete(ChunkSpec((2,), np.dtype("uint8"), 0)).to_json() == {"name": "bytes"}
     codec = BytesCodec("big")
-    assert codec.evolve(ChunkSpec((2,), np.dtype("int32"), 0)) is codec
+    assert codec.complete(ChunkSpec((2,), np.dtype("int32"), 0)) is codec
 
 
 class TestRawTarget:

@@ -217,12 +217,12 @@ def test_blosc_spec_example():
 def test_blosc_evolve_records_chosen_values():
     codec = BloscCodec()
     assert codec.get_config() == {"cname": "zstd", "clevel": 5, "blocksize": 0}
-    evolved = codec.evolve(ChunkSpec((4,), np.dtype("float64"), 0))
+    evolved = codec.complete(ChunkSpec((4,), np.dtype("float64"), 0))
     assert evolved.get_config() == {"typesize": 8, "cname": "zstd", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}
-    assert codec.evolve(ChunkSpec((4,), np.dtype("uint8"), 0)).shuffle == "bitshuffle"
-    noshuffle = BloscCodec(shuffle="noshuffle").evolve(ChunkSpec((4,), np.dtype("int16"), 0))
+    assert codec.complete(ChunkSpec((4,), np.dtype("uint8"), 0)).shuffle == "bitshuffle"
+    noshuffle = BloscCodec(shuffle="noshuffle").complete(ChunkSpec((4,), np.dtype("int16"), 0))
     assert noshuffle.typesize == 2
-    assert evolved.evolve(ChunkSpec((4,), np.dtype("uint8"), 0)) is evolved
+    assert evolved.complete(ChunkSpec((4,), np.dtype("uint8"), 0)) is evolved
     spec = ChunkSpec((len(DATA) // 8,), np.dtype("float64"), 0)
     assert codec.encode(DATA, spec) == evolved.encode(DATA, spec)
 

@@ -13,7 +13,7 @@ from zarrdask.codecs import numcodecs_v3 as nv3
 from zarrdask.codecs.abc import ChunkSpec
 from zarrdask.codecs.bytes_codec import BytesCodec
 from zarrdask.codecs.chain import CodecChain, PendingCodecChain
-from zarrdask.codecs.chain_validate import place_codecs
+from zarrdask.codecs.chain_validate import assign_kinds
 from zarrdask.codecs.registry import codec_from_json
 from zarrdask.errors import ChecksumError, CodecError, CorruptChunkError, MetadataError, UnknownCodecError
 
@@ -124,7 +124,7 @@ def test_serializers_match_zarr_python(make, filters, compressors):
 def test_evolve_fills_what_zarr_python_fills(make, data, zarrdask_config):
     _, docs = zarr_python_write(data, filters=[make()])
     ours = type(codec_from_json(docs[0])).from_config(zarrdask_config)
-    assert ours.evolve(spec_of(data)).to_json() == docs[0]
+    assert ours.complete(spec_of(data)).to_json() == docs[0]
 
 
 def test_shuffle_elementsize_from_the_data_type():
@@ -132,7 +132,7 @@ def test_shuffle_elementsize_from_the_data_type():
     raw, docs = zarr_python_write(data, compressors=[zn.Shuffle()])
     assert docs[1] == {"name": "numcodecs.shuffle", "configuration": {"elementsize": 8}}
     unset = nv3.Shuffle()
-    assert unset.evolve(spec_of(data)).to_json() == docs[1]
+    assert unset.complete(spec_of(data)).to_json() == docs[1]
     assert encode_with([BytesCodec(), unset], data) == raw
 
 
@@ -153,7 +153,7 @@ def test_shuffle_elementsize_from_the_data_type():
 def test_filter_resolve_and_round_trip(codec, data, encoded_shape, encoded_dtype):
     spec = spec_of(data, fill_value=data.reshape(-1)[0])
     codec.validate(spec)
-    resolved = codec.resolve(spec)
+    resolved = codec.encoded_spec(spec)
     assert resolved.shape == encoded_shape and resolved.dtype == np.dtype(encoded_dtype)
     encoded = codec.encode(data, spec)
     assert encoded.shape == encoded_shape and encoded.dtype == np.dtype(encoded_dtype)
@@ -215,7 +215,7 @@ def test_bytes_codecs_round_trip_and_out(codec_id):
     codec = nv3.numcodecs_codec(codec_id, kind="bytes_bytes")
     assert type(codec) is BB
     spec = ChunkSpec((500,), np.dtype("int32"), 0)
-    codec = codec.evolve(spec)
+    codec = codec.complete(spec)
     raw = (np.arange(500, dtype="int32") % 13).tobytes()
     encoded = codec.encode(raw, spec)
     assert bytes(codec.decode(encoded, spec, "k")) == raw
@@ -272,7 +272,7 @@ def test_from_numcodecs():
     codec = nv3.from_numcodecs(numcodecs.Delta(dtype="<f8", astype="<f4"))
     assert codec.to_json() == {"name": "numcodecs.delta", "configuration": {"dtype": "<f8", "astype": "<f4"}}
     categorize = nv3.from_numcodecs(numcodecs.Categorize(["a"], dtype="U1"))
-    assert isinstance(categorize, nv3.NumcodecsUnplaced)  # kind decided by its place
+    assert isinstance(categorize, nv3.NumcodecsKindless)  # kind decided by its place
     assert isinstance(nv3.from_numcodecs(numcodecs.Categorize(["a"], dtype="U1"), "array_array"), AA)
 
 
@@ -313,26 +313,26 @@ def _unplaced(*names):
 @needs("pcodec", "zfpy")
 def test_position_places_numcodecs_codecs():
     z1, z2, z3 = _unplaced("zlib", "bz2", "lz4")
-    placed = place_codecs([z1, BytesCodec(), z2, z3])
+    placed = assign_kinds([z1, BytesCodec(), z2, z3])
     assert [c.kind for c in placed] == ["array_array", "array_bytes", "bytes_bytes", "bytes_bytes"]
-    (only,) = place_codecs(_unplaced("pcodec"))
+    (only,) = assign_kinds(_unplaced("pcodec"))
     assert isinstance(only, AB)
     t = codec_from_json({"name": "transpose", "configuration": {"order": [1, 0]}})
     crc = codec_from_json("crc32c")
     bitround = codec_from_json({"name": "numcodecs.bitround", "configuration": {"keepbits": 8}})
-    placed = place_codecs([bitround, t, *_unplaced("zfpy"), crc, *_unplaced("zlib")])
+    placed = assign_kinds([bitround, t, *_unplaced("zfpy"), crc, *_unplaced("zlib")])
     assert [c.kind for c in placed] == ["array_array", "array_array", "array_bytes", "bytes_bytes", "bytes_bytes"]
 
 
 @needs("zfpy")
 def test_a_run_needs_the_data_type():
     run = [codec_from_json({"name": "numcodecs.bitround", "configuration": {"keepbits": 8}}), *_unplaced("zfpy", "zlib")]
-    assert place_codecs(run) is None
+    assert assign_kinds(run) is None
     pending = CodecChain.from_codecs(run)
     assert isinstance(pending, PendingCodecChain) and pending.to_json() == [c.to_json() for c in run]
-    with pytest.raises(CodecError, match="not placed"):
+    with pytest.raises(CodecError, match="not bound"):
         pending.encode(FLOATS, spec_of(FLOATS))
-    chain = pending.place(spec_of(FLOATS))
+    chain = pending.bind(spec_of(FLOATS))
     assert [c.kind for c in chain.codecs] == ["array_array", "array_bytes", "bytes_bytes"]
     with pytest.raises(MetadataError, match="data type"):
         from zarrdask.codecs.chain_validate import validate_chain
@@ -342,7 +342,7 @@ def test_a_run_needs_the_data_type():
 
 def test_a_run_without_a_serializer():
     with pytest.raises(MetadataError, match=r"a/zarr.json: codecs\[1\] \('numcodecs.zlib'\) acts on the bytes"):
-        place_codecs(
+        assign_kinds(
             [codec_from_json({"name": "numcodecs.bitround", "configuration": {"keepbits": 8}}), *_unplaced("zlib", "bz2")],
             key="a/zarr.json",
             spec=spec_of(FLOATS),

@@ -15,7 +15,7 @@ from zarrdask.codecs.blosc_codec import BloscCodec
 from zarrdask.codecs.bytes_codec import BytesCodec
 from zarrdask.codecs.crc32c_codec import Crc32cCodec
 from zarrdask.codecs.gzip_codec import GzipCodec
-from zarrdask.codecs.numcodecs_v3 import Delta, NumcodecsBytesBytesCodec, NumcodecsUnplaced
+from zarrdask.codecs.numcodecs_v3 import Delta, NumcodecsBytesBytesCodec, NumcodecsKindless
 from zarrdask.codecs.transpose import TransposeCodec
 from zarrdask.codecs.zstd_codec import ZstdCodec
 from zarrdask.errors import CodecError, MetadataError, UnknownCodecError
@@ -164,7 +164,7 @@ def test_broken_entry_point(clean_registry, monkeypatch, value, match):
             {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}},
             BloscCodec("lz4", 1, "shuffle", 4, 0),
         ),
-        ({"name": "numcodecs.zlib", "configuration": {"level": 3}}, NumcodecsUnplaced("zlib", level=3)),
+        ({"name": "numcodecs.zlib", "configuration": {"level": 3}}, NumcodecsKindless("zlib", level=3)),
         ({"name": "numcodecs.delta", "configuration": {"dtype": "<f8"}}, Delta(dtype="<f8")),
     ],
     ids=repr,
@@ -218,7 +218,7 @@ def test_third_party_from_config_type_errors_become_codec_errors(clean_registry)
         (numcodecs.Blosc(shuffle=numcodecs.Blosc.AUTOSHUFFLE), BloscCodec("lz4", 5, None)),
         *([(numcodecs.Blosc(typesize=2), BloscCodec("lz4", 5, "shuffle", typesize=2))] if BLOSC_HAS_TYPESIZE else []),
         *([(numcodecs.CRC32C(), Crc32cCodec())] if hasattr(numcodecs, "CRC32C") else []),  # numcodecs >= 0.14
-        (numcodecs.Zlib(level=4), NumcodecsUnplaced("zlib", level=4)),
+        (numcodecs.Zlib(level=4), NumcodecsKindless("zlib", level=4)),
         (numcodecs.Delta(dtype="<i4"), Delta(dtype="<i4", astype="<i4")),
     ],
     ids=repr,
@@ -248,7 +248,7 @@ def test_every_numcodecs_id_is_a_codec_name():
 
     names = registry.known_codec_names()
     assert all(f"numcodecs.{i}" in names for i in numcodecs_ids())
-    assert registry.get_codec_class("numcodecs.zlib") is NumcodecsUnplaced
+    assert registry.get_codec_class("numcodecs.zlib") is NumcodecsKindless
     assert registry.get_codec_class("numcodecs.delta") is Delta
 
 

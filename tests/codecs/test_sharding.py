@@ -965,7 +965,7 @@ def test_codec_json_round_trip_and_evolve():
     assert isinstance(codec, ShardingCodec)
     assert codec.to_json() == cfg
     # evolve fills in dtype-dependent settings of the inner codecs (bytes for 1-byte types)
-    evolved = codec.evolve(ChunkSpec((8, 8), np.dtype("uint8"), 0))
+    evolved = codec.complete(ChunkSpec((8, 8), np.dtype("uint8"), 0))
     assert evolved.get_config()["codecs"][0] == {"name": "bytes"}
     assert MAX_UINT64 == np.uint64(MAX)
 

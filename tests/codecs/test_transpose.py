@@ -23,7 +23,7 @@ def test_round_trip_3d(order):
     spec = spec_of(DATA)
     codec.validate(spec)
     encoded = codec.encode(DATA, spec)
-    resolved = codec.resolve(spec)
+    resolved = codec.encoded_spec(spec)
     assert encoded.shape == resolved.shape == tuple(DATA.shape[i] for i in order)
     assert resolved.dtype == spec.dtype
     np.testing.assert_array_equal(encoded, np.transpose(DATA, order))
@@ -87,6 +87,6 @@ def test_rank_mismatch():
     with pytest.raises(CodecError, match="3 dimensions"):
         codec.validate(spec)
     with pytest.raises(CodecError, match="3 dimensions"):
-        codec.resolve(spec)
+        codec.encoded_spec(spec)
     with pytest.raises(CodecError):
         codec.encode(np.zeros((2, 3, 4)), spec)

@@ -42,8 +42,8 @@ def sample(dtype):
 
 
 def zarr_json_of(codecs, spec):
-    """What zarrdask records in zarr.json for these codecs (after evolve)."""
-    return [getattr(c, "evolve", lambda s: c)(spec).to_json() for c in codecs]
+    """What zarrdask records in zarr.json for these codecs (after complete)."""
+    return [getattr(c, "complete", lambda s: c)(spec).to_json() for c in codecs]
 
 
 def _legacy_struct(data_type) -> bool:
@@ -87,7 +87,7 @@ def test_bytes_single_byte_types(dtype):
     data = sample(dtype)
     check(data, [BytesCodec("little")], zarr_kwargs={"serializer": zc.BytesCodec(endian="little")})
     # `endian` does not apply to these (v3-codecs-bytes.rst); zarrdask records none
-    assert BytesCodec("little").evolve(spec_of(data)).to_json() == {"name": "bytes"}
+    assert BytesCodec("little").complete(spec_of(data)).to_json() == {"name": "bytes"}
 
 
 @pytest.mark.parametrize("endian", ["little", None], ids=["little", "absent"])
@@ -97,7 +97,7 @@ def test_bytes_structured(endian):
     "struct" for multi-byte fields); zarrdask encodes the same bytes either way."""
     check(STRUCT, [BytesCodec(endian)], zarr_kwargs={})
     # zarrdask keeps an explicit `endian` for a structured type with multi-byte fields
-    assert BytesCodec("little").evolve(spec_of(STRUCT)).to_json() == \
+    assert BytesCodec("little").complete(spec_of(STRUCT)).to_json() == \
         {"name": "bytes", "configuration": {"endian": "little"}}
 
 

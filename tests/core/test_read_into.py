@@ -1,6 +1,8 @@
-"""Uncompressed chunks read straight into the output (``Store.read_into``,
-``files.preadv_rows``): every layout gives what numpy gives, and everything
-else falls back to the usual read — with its errors."""
+"""Uncompressed chunks read straight into the output (``LocalStore.read_into``,
+the ``in_place_reads`` capability; ``files.preadv_rows``): every layout gives
+what numpy gives, and everything else falls back to the usual read — with its
+errors. Small windows of uncompressed chunks read only their span (the
+``bytes`` codec's partial reads, ``codecs.elements``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import zarrdask
 from zarrdask.errors import CorruptChunkError
 from zarrdask.storage import LocalStore
 from zarrdask.storage.files import IOV_MAX, preadv_rows
+from zarrdask.storage.local import _FileReader
 
 
 @pytest.fixture
@@ -161,14 +164,17 @@ def test_small_windows_read_only_their_span_and_equal_numpy(tmp_path, monkeypatc
     a[:32, 32:] = 0.5  # a missing chunk
     data[:32, 32:] = 0.5
     spans = []
-    real = LocalStore.read_span
+    real = _FileReader._read_first
 
-    def spy(self, key, start, length, size):
-        got = real(self, key, start, length, size)
-        spans.append((key, length, size, got is not None and got is not False))
+    def spy(self, ranges):
+        got = real(self, ranges)
+        if len(ranges) == 2:  # the span and the value's last byte
+            span, tail = ranges
+            ok = got is not None and len(got[1]) == 1
+            spans.append((self.key, span.length, tail.offset + 1, ok))
         return got
 
-    monkeypatch.setattr(LocalStore, "read_span", spy)
+    monkeypatch.setattr(_FileReader, "_read_first", spy)
     selections = [
         (slice(3, 13), slice(5, 15), slice(2, 12)),
         (5, slice(7, 9), 3),  # integers drop dimensions
@@ -201,13 +207,31 @@ def test_a_small_window_of_a_truncated_chunk_is_still_an_error(tmp_path):
         a[30:32, 30:32]
 
 
-def test_the_store_reads_a_span_only_of_a_value_of_the_size_given(tmp_path):
-    store = LocalStore(tmp_path)
+def test_a_span_is_read_only_of_a_value_of_the_size_given(tmp_path):
+    """The bytes codec's partial read: the span and the value's last byte in
+    one request; a value of another size is read whole and refused; a missing
+    one reads as missing."""
+    from zarrdask.codecs.abc import ChunkSpec
+    from zarrdask.codecs.bytes_codec import BytesCodec
+    from zarrdask.indexing import Indexer
+    from zarrdask.storage import CountingStore
+
+    store = CountingStore(LocalStore(tmp_path))
     store.set("k", bytes(range(100)))
-    assert bytes(store.read_span("k", 10, 5, 100)) == bytes(range(10, 15))
-    assert store.read_span("k", 10, 5, 99) is None
-    assert store.read_span("k", 98, 5, 100) is None
-    assert store.read_span("missing", 0, 1, 1) is False
+    codec = BytesCodec(endian=None)
+    spec = ChunkSpec((100,), np.dtype("u1"), 0)
+
+    def window(start, stop, key="k", size=100):
+        proj = next(iter(Indexer((slice(start, stop),), (size,), (size,))))
+        with store.reader(key) as reader:
+            return codec.decode_partial(reader, spec.with_shape((size,)), proj, key)
+
+    store.reset()
+    assert bytes(window(10, 15)) == bytes(range(10, 15))
+    assert store.counts["get_ranges_calls"] == 1 and store.counts["bytes_read"] == 5 + 1
+    with pytest.raises(CorruptChunkError, match="'k'"):
+        window(10, 15, size=99)  # 100 bytes stored, 99 expected
+    assert window(0, 1, key="missing", size=1) is None
 
 
 # -- small selections of blosc chunks: only the blocks of their span are decoded ------------

@@ -11,6 +11,7 @@ import pytest
 import zarrdask
 from zarrdask.errors import MetadataError
 from zarrdask.storage import MemoryStore
+from zarrdask.storage.capabilities import BackgroundUploads, StreamingReads
 
 MONTHS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
@@ -235,11 +236,10 @@ def test_append_to_a_sharded_rectilinear_array_adds_whole_inner_chunks(store):
     assert again.shards == ((32, 28, 10), (4,))
 
 
-class _LatencyBoundStore(MemoryStore):
+class _LatencyBoundStore(StreamingReads, BackgroundUploads, MemoryStore):
     """A memory store the engine treats as remote: streamed reads and writes,
-    partial shard reads in lockstep batches."""
-
-    latency_bound = True
+    partial shard reads in lockstep batches (its mixins declare ``streaming``
+    and ``background_uploads``)."""
 
 
 @pytest.mark.parametrize("sharded", [False, True])

@@ -13,9 +13,10 @@ import pytest
 
 import zarrdask
 from zarrdask.codecs.abc import ChunkSpec
-from zarrdask.core import engine
+from zarrdask.core import consistent, engine
 from zarrdask.storage import CountingStore, FsspecStore, MemoryStore
 from zarrdask.storage.abc import VerifyingReader
+from zarrdask.storage.capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, StreamingReads
 
 pytestmark = pytest.mark.network
 
@@ -187,11 +188,12 @@ def test_creating_an_array_on_s3_costs_three_probes_and_one_put(s3_proxy, s3_buc
     assert proxy.log.count("PUT") == 1
 
 
-class _RacingStore(MemoryStore):
+class _RacingStore(StreamingReads, BackgroundUploads, MemoryStore):
     """An in-memory store that behaves as a remote one with verifying readers,
     and replaces every shard right after the first batch of index reads."""
 
-    latency_bound = True
+    # not exact_readers: its readers are verifying
+    capabilities = frozenset({STREAMING, BACKGROUND_UPLOADS})
 
     def __init__(self, replacement):
         super().__init__()
@@ -201,17 +203,29 @@ class _RacingStore(MemoryStore):
     def reader(self, key):
         return VerifyingReader(self, key)
 
-    def read_many(self, reads):
-        found = super().read_many(reads)
+    def after_batch(self):
         self.batches += 1
         if self.replacement is not None:
             values, self.replacement = self.replacement, None
             for k, v in values.items():
                 self.set(k, v)
+
+
+@pytest.fixture
+def batches_seen(monkeypatch):
+    """After every batch of reader reads the engine makes, the store's
+    ``after_batch()`` (if it has one)."""
+    real = consistent._Attempt._batch
+
+    def batch(self, reads):
+        found = real(self, reads)
+        getattr(self.store, "after_batch", lambda: None)()
         return found
 
+    monkeypatch.setattr(consistent._Attempt, "_batch", batch)
 
-def test_batched_shard_reads_retry_a_replaced_shard():
+
+def test_batched_shard_reads_retry_a_replaced_shard(batches_seen):
     old, new = _data(), _data() * 0 + 5
     src = MemoryStore()
     _ = zarrdask.create_array(src, shape=old.shape, dtype="f4", chunks=(4, 4), shards=(16, 16), fill_value=0,
@@ -235,13 +249,13 @@ def test_read_consistently_many_matches_per_key_reads():
     data = _data()
     a = zarrdask.create_array(store, shape=data.shape, dtype="f4", chunks=(4, 4), shards=(16, 16), fill_value=0)
     a[...] = data
-    codec = a._layout.codec
+    codec = a.layout.codec
     spec = ChunkSpec((16, 16), np.dtype("f4"), 0.0)
     keys = ["c/0/0", "c/1/1", "c/9/9"]  # the last is missing
     from zarrdask.indexing import Indexer
 
     proj = next(iter(Indexer((slice(2, 6), slice(3, 9)), (16, 16), (16, 16))))
-    found = engine.read_consistently_many(store, keys, lambda i: codec.partial_steps(spec, proj, keys[i]))
+    found = consistent.read_consistently_many(store, keys, lambda i: codec.partial_steps(spec, proj, keys[i]))
     np.testing.assert_array_equal(found[0], data[2:6, 3:9])
     np.testing.assert_array_equal(found[1], data[18:22, 19:25])
     assert found[2] is None

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import zarrdask
-from zarrdask.core import engine
+from zarrdask.core import consistent
 from zarrdask.errors import CorruptChunkError, ValueChangedError
 from zarrdask.storage import FsspecStore, LocalStore, MemoryStore, RangeRequest
 from zarrdask.storage.abc import VerifyingReader
@@ -126,20 +126,23 @@ class ChurnEveryRead(WrapperStore):
 
 
 def _steps(i):
-    return (yield [RangeRequest(0, 4)])
+    """A read in two steps (as a shard's: the index, then data), so it is
+    checked with ``unchanged()``: a read of one step stands on its own."""
+    yield [RangeRequest(0, 4)]
+    return (yield [RangeRequest(4, 4)])
 
 
-@pytest.mark.parametrize("policy", [engine.REREAD, engine.RereadPolicy(attempts=3)], ids=["default", "three"])
+@pytest.mark.parametrize("policy", [consistent.REREAD, consistent.RereadPolicy(attempts=3)], ids=["default", "three"])
 def test_one_and_many_key_reads_share_the_retry_limit(monkeypatch, policy):
-    monkeypatch.setattr(engine, "REREAD", policy)
+    monkeypatch.setattr(consistent, "REREAD", policy)
     store = ChurnEveryRead(MemoryStore())
     store.set_many({"a": bytes(8), "b": bytes(8)})
     with pytest.raises(ValueChangedError) as one:
-        engine.read_consistently(store, "a", lambda reader: reader.read([RangeRequest(0, 4)]))
+        consistent.read_consistently(store, "a", lambda reader: reader.read([RangeRequest(0, 4)]))
     assert store.readers == policy.attempts
     store.readers = 0
     with pytest.raises(ValueChangedError) as many:
-        engine.read_consistently_many(store, ["a", "b"], _steps)
+        consistent.read_consistently_many(store, ["a", "b"], _steps)
     assert store.readers == 2 * policy.attempts  # every attempt reads both keys again
     assert str(one.value) == str(many.value)
     assert f"replaced {policy.attempts} times" in str(one.value) and one.value.key == many.value.key == "a"
@@ -233,3 +236,18 @@ def test_processes_partially_writing_one_shard_lose_nothing(tmp_path):
         assert proc.exitcode == 0
     a = zarrdask.open_array(root)
     np.testing.assert_array_equal(a[...], np.repeat(np.arange(64, dtype="i4")[:, None], 64, axis=1))
+
+
+def test_a_read_of_one_step_stands_on_its_own():
+    """One request batch reads one version: a verifying reader is not asked
+    ``unchanged()`` (no second request), even when the value changes after."""
+    store = ChurnEveryRead(MemoryStore())
+    store.set_many({"a": bytes(range(8)), "b": bytes(range(8, 16))})
+
+    def one_step(i):
+        return (yield [RangeRequest(0, 4)])
+
+    found = consistent.read_consistently_many(store, ["a", "b"], one_step)
+    assert [bytes(f[0]) for f in found] == [bytes(range(4)), bytes(range(8, 12))]
+    assert store.readers == 2  # one reader per key, never read again
+

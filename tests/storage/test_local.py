@@ -442,12 +442,26 @@ def test_get_buffers_returns_the_values_in_aligned_read_only_buffers(tmp_path):
     assert store.get_buffers([]) == []
 
 
-def test_get_buffers_default_is_get_many():
+def test_stores_without_in_place_reads_are_read_with_get_many():
+    """get_buffers is the in_place_reads capability (LocalStore's); a store
+    without it is read by the engine with its own get_many."""
+    import numpy as np
+
+    import zarrdask
+    from zarrdask.storage import CountingStore
+    from zarrdask.storage.capabilities import IN_PLACE_READS
     from zarrdask.storage.memory import MemoryStore
 
     store = MemoryStore()
     store.set("k", b"v")
-    assert store.get_buffers(["k", "nope"]) == [b"v", None]
+    assert IN_PLACE_READS not in store.capabilities and not hasattr(store, "get_buffers")
+    assert store.get_many(["k", "nope"]) == [b"v", None]
+    counting = CountingStore(store)
+    a = zarrdask.create_array(counting, shape=(4,), dtype="u1", chunks=(2,))
+    a[...] = np.arange(4, dtype="u1")
+    counting.reset()
+    assert a[...].tolist() == [0, 1, 2, 3]
+    assert counting.counts["get_many_calls"] == 1 and counting.counts["keys_requested"] == 2
 
 
 def test_get_buffers_goes_through_an_overridden_get_many(tmp_path):
@@ -464,3 +478,7 @@ def test_get_buffers_goes_through_an_overridden_get_many(tmp_path):
     store.set("k", b"v")
     assert store.get_buffers(["k"]) == [b"v"]
     assert store.seen == ["k"]
+    from zarrdask.storage.capabilities import IN_PLACE_READS
+
+    assert IN_PLACE_READS in LocalStore(str(tmp_path)).capabilities
+    assert IN_PLACE_READS not in store.capabilities  # the engine reads it through its get_many

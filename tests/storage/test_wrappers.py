@@ -18,6 +18,7 @@ from zarrdask.storage import (
     SuffixRequest,
     ZipStore,
     locks,
+    read_only,
 )
 
 
@@ -136,8 +137,8 @@ def test_read_only_store():
             op()
         assert repr(key) in str(info.value)
     assert inner.data == {"a/b": b"1"}
-    assert ro.with_read_only() is ro
-    assert isinstance(inner.with_read_only(), ReadOnlyStore)
+    assert read_only(ro) is ro
+    assert isinstance(read_only(inner), ReadOnlyStore)
 
 
 def test_read_only_store_forwards_partial_reads_flag(tmp_path):

@@ -6,28 +6,68 @@ A codec is one of three kinds:
 * :class:`ArrayBytesCodec` — array → bytes (``bytes``, ``sharding_indexed``);
 * :class:`BytesBytesCodec` — bytes → bytes (``gzip``, ``zstd``, ``blosc``, ``crc32c``).
 
-A codec object is built from its JSON configuration (``from_config``) and holds
-only that configuration. Every encode / decode call receives the
-:class:`ChunkSpec` of the *decoded* side (shape, dtype, fill value), so the same
-codec object serves every chunk of an array; ``resolve`` maps a decoded-side spec
-to the encoded-side one (``transpose`` permutes the shape). A
+A codec object is a *codec spec*: built from its JSON configuration
+(``from_config``), it holds only that configuration. It is *bound* to a
+:class:`ChunkSpec` (the decoded side: shape, dtype, fill value) in one
+vocabulary:
+
+* ``encoded_spec(spec)`` — the chunk spec on the encoded side (``transpose``
+  permutes the shape);
+* ``complete(spec)`` — the codec spec with the settings the chunk spec
+  decides filled in (blosc ``typesize``): what new metadata records;
+* ``bind(spec)`` — the codec bound to chunks of ``spec``, ready to run: the
+  kinds of the codecs it contains decided (a :class:`KindlessCodec`, whose
+  JSON does not state its kind, becomes one with ``as_kind(kind)``).
+
+Every encode / decode call receives the decoded side's spec, so the same codec
+object serves every chunk of an array. A
 :class:`~zarrdask.codecs.chain.CodecChain` is itself an array → bytes codec.
+The former names ``resolve``, ``evolve``, ``place``, ``placed``,
+``UnplacedCodec`` remain as deprecated aliases; a codec class that overrides
+an old name is bound under the new one (with a ``DeprecationWarning``).
 
 Codecs must pickle (dask ships them to workers) and be thread-safe: the chunk
 engine calls them from a thread pool.
+
+Partial decoding is a declared capability, checked once per read
+(``isinstance``), never discovered:
+
+* :class:`PartialDecode` — an array→bytes codec that reads or decodes part of
+  a stored chunk: ``partial_steps`` (a read through byte ranges, in steps:
+  ``sharding_indexed`` reads its index, then the inner chunks needed; the
+  ``bytes`` codec the span of elements a small selection needs) and
+  ``decode_span`` (the elements of a span, from the whole stored chunk). A
+  :class:`~zarrdask.codecs.chain.CodecChain` forwards them where no other
+  codec is in the way.
+* :class:`PartialBytesDecode` — a bytes→bytes codec that decodes a byte range
+  of its output without decoding the rest (``blosc``).
+
+Every array→bytes codec decodes into a caller's buffer
+(:meth:`ArrayBytesCodec.decode_into`; the default decodes, then copies).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generator
 
 import numpy as np
 
+from ..errors import CorruptChunkError
+from ..storage.byte_range import OffsetRequest
+from ..storage.readers import RangeReader
+
 if TYPE_CHECKING:
     from ..indexing import ChunkProjection
+    from ..indexing.span import ElementSpan
     from ..storage.byte_range import ByteRequest
+
+#: a partial read of one stored chunk, in steps: the generator yields the byte
+#: ranges it needs next, is sent their bytes (``None``: the chunk is missing)
+#: and returns the part of the chunk it read (``None``: missing)
+PartialSteps = Generator["list[ByteRequest]", "list[bytes] | None", "np.ndarray | None"]
 
 
 def _same_object(value: Any, fill_value: Any) -> bool:
@@ -71,16 +111,6 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     return not bool((chunk != fill).any())
 
 
-class RangeReader:
-    """Byte ranges of one stored value (a store key, or a part of another value).
-
-    ``read(ranges)`` returns the ranges in order, or ``None`` if the value is missing.
-    """
-
-    def read(self, ranges: "list[ByteRequest]") -> list[bytes] | None:
-        raise NotImplementedError
-
-
 @dataclass(frozen=True)
 class ChunkSpec:
     """What a chunk looks like on the decoded side of a codec.
@@ -102,6 +132,23 @@ class ChunkSpec:
 
     def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
         return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty)
+
+
+#: the former names of the codec verbs (deprecated aliases of the new ones)
+_RENAMED = {"resolve": "encoded_spec", "evolve": "complete", "place": "bind"}
+
+
+def _alias(old: str, new: str) -> Any:
+    """A deprecated method ``old`` calling ``new``."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"{type(self).__name__}.{old}() is deprecated: use {new}()", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Deprecated: :meth:`{new}`."
+    method._alias = True  # type: ignore[attr-defined]
+    return method
 
 
 class Codec:
@@ -126,24 +173,37 @@ class Codec:
         config = self.get_config()
         return {"name": self.name, "configuration": config} if config else {"name": self.name}
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for old, new in _RENAMED.items():  # a codec written against the former names
+            if old in cls.__dict__ and new not in cls.__dict__ and not getattr(cls.__dict__[old], "_alias", False):
+                warnings.warn(f"{cls.__qualname__}.{old}() is deprecated: define {new}() instead",
+                              DeprecationWarning, stacklevel=2)
+                setattr(cls, new, cls.__dict__[old])
+
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         """Spec of the encoded side, given the decoded side (identity by default)."""
         return spec
 
     def validate(self, spec: ChunkSpec) -> None:
         """Raise :class:`~zarrdask.errors.CodecError` if the codec cannot handle ``spec``."""
 
-    def evolve(self, spec: ChunkSpec) -> "Codec":
-        """This codec with the settings that depend on the data type filled in
-        (blosc ``typesize``, ``bytes`` without ``endian`` for 1-byte types, ...):
-        what is recorded in new array metadata. ``spec`` is the codec's decoded side."""
+    def complete(self, spec: ChunkSpec) -> "Codec":
+        """This codec spec with the settings that depend on the data type
+        filled in (blosc ``typesize``, ``bytes`` without ``endian`` for 1-byte
+        types, ...): what is recorded in new array metadata. ``spec`` is the
+        codec's decoded side."""
         return self
 
-    def place(self, spec: ChunkSpec) -> "Codec":
-        """This codec with the kinds of the codecs it contains decided for
-        chunks of ``spec`` (see :class:`UnplacedCodec`); only codecs holding a
+    def bind(self, spec: ChunkSpec) -> "Codec":
+        """This codec bound to chunks of ``spec``: the kinds of the codecs it
+        contains decided (see :class:`KindlessCodec`); only codecs holding a
         codec list (a chain, ``sharding_indexed``) change."""
         return self
+
+    resolve = _alias("resolve", "encoded_spec")
+    evolve = _alias("evolve", "complete")
+    place = _alias("place", "bind")
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
@@ -155,21 +215,34 @@ class Codec:
         return f"{type(self).__name__}({self.get_config()})"
 
 
-class UnplacedCodec(Codec):
+class KindlessCodec(Codec):
     """A codec whose JSON does not state its kind (``numcodecs.<id>``): its
     position in a codec list decides it
-    (:func:`~zarrdask.codecs.chain_validate.place_codecs`)."""
+    (:func:`~zarrdask.codecs.chain_validate.assign_kinds`)."""
 
-    kind: ClassVar[str] = "unplaced"
+    kind: ClassVar[str] = "kindless"
 
-    def placed(self, kind: str) -> Codec:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        if "placed" in cls.__dict__ and "as_kind" not in cls.__dict__:
+            warnings.warn(f"{cls.__qualname__}.placed() is deprecated: define as_kind() instead",
+                          DeprecationWarning, stacklevel=2)
+            cls.as_kind = cls.__dict__["placed"]  # type: ignore[method-assign]
+        super().__init_subclass__(**kwargs)
+
+    def as_kind(self, kind: str) -> Codec:
         """This codec as a codec of ``kind`` (``"array_array"``, ...)."""
         raise NotImplementedError
+
+    placed = _alias("placed", "as_kind")
 
     def probe_kind(self, spec: ChunkSpec) -> str:
         """The kind this codec acts as on chunks of ``spec`` (used only where the
         position leaves it open)."""
         raise NotImplementedError
+
+
+#: deprecated name of :class:`KindlessCodec`
+UnplacedCodec = KindlessCodec
 
 
 class ArrayArrayCodec(Codec):
@@ -197,6 +270,16 @@ class ArrayBytesCodec(Codec):
         """
         raise NotImplementedError
 
+    def decode_into(self, data: bytes | memoryview, spec: ChunkSpec, out: np.ndarray, key: str = "") -> None:
+        """Decode ``data`` into ``out`` (of ``spec``'s shape; it may be a
+        strided view of a larger array). This default decodes, then copies;
+        codecs that can do better (the chain decompressing straight into
+        ``out``, a shard decoding inner chunk by inner chunk) override it."""
+        chunk = self.decode(data, spec, key)
+        if chunk.shape != tuple(spec.shape):
+            raise CorruptChunkError(f"chunk {key!r}: decoded to shape {chunk.shape}, expected {spec.shape}")
+        out[...] = chunk
+
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
         """A writable byte view of ``out`` whose bytes are exactly this codec's
         encoding of ``out``, or ``None`` if there is none.
@@ -217,15 +300,16 @@ class ArrayBytesCodec(Codec):
         (the ``bytes`` codec; v2 arrays without filters); else ``None``."""
         return None
 
-    #: ``decode_partial`` reads only part of a stored chunk (sharding)
-    supports_partial_decode: ClassVar[bool] = False
+    @property
+    def supports_partial_decode(self) -> bool:
+        """Whether the codec reads part of a stored chunk (:class:`PartialDecode`)."""
+        return isinstance(self, PartialDecode)
 
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
     ) -> np.ndarray | None:
-        """The part of a chunk that ``proj`` selects (what ``proj.select`` gives for
-        the whole chunk), read through ``reader`` (``None`` if the chunk is missing). Only for codecs that set
-        :attr:`supports_partial_decode`."""
+        """The part of a chunk that ``proj`` selects, read through ``reader``:
+        for :class:`PartialDecode` codecs only."""
         raise TypeError(f"codec {self.name!r} cannot decode part of a chunk")
 
     def encode_partial(
@@ -296,6 +380,68 @@ class BytesBytesCodec(Codec):
     def encoded_size(self, decoded_size: int) -> int | None:
         """Encoded size for a decoded size, if fixed (``crc32c``: +4; compressors: None)."""
         return None
+
+
+class PartialDecode:
+    """Capability of an array→bytes codec: reading or decoding only part of a
+    stored chunk (zarrs' partial decoders; zarr-python's partial-decode mixin).
+
+    The chunk engine checks it once per read (``isinstance``). A chunk a
+    selection covers only in part is read with :meth:`partial_steps` when the
+    codec gives steps for it; otherwise it is fetched whole, and decoded with
+    :meth:`decode_span` when that gives the elements needed.
+    """
+
+    def partial_steps(self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "") -> PartialSteps | None:
+        """The read of ``proj``'s part of a stored chunk of ``spec`` through byte
+        ranges, as steps (:data:`PartialSteps`): the generator returns what
+        ``proj.select`` gives for the whole chunk (its data type may be the
+        stored one, in another byte order), or ``None`` for a missing chunk;
+        errors name ``key``. ``None`` instead of steps: this projection is read
+        no cheaper in part (read the whole chunk). A caller reading many
+        chunks runs every chunk's first step as one batch, then every second
+        step, so the round trips do not add up."""
+        return None
+
+    def decode_span(self, data: Any, spec: ChunkSpec, span: "ElementSpan", key: str = "") -> np.ndarray | None:
+        """The elements of ``span`` (C order) of the whole stored chunk
+        ``data``, decoding only what they need, as the data type they are
+        stored in; ``None`` when the codec cannot (decode the whole chunk)."""
+        return None
+
+    def decode_partial(
+        self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
+    ) -> np.ndarray | None:
+        """The part of a chunk that ``proj`` selects (what ``proj.select`` gives
+        for the whole chunk), read through ``reader`` (``None`` if the chunk is
+        missing): :meth:`partial_steps` run against one reader, or the whole
+        chunk read and decoded where there are no steps."""
+        steps = self.partial_steps(spec, proj, key)
+        if steps is None:
+            got = reader.read([OffsetRequest(0)])
+            return None if got is None else proj.select(self.decode(got[0], spec, key))  # type: ignore[attr-defined]
+        return run_steps(steps, reader)
+
+
+def run_steps(steps: PartialSteps, reader: RangeReader) -> np.ndarray | None:
+    """Run a partial read (:data:`PartialSteps`) against one reader."""
+    try:
+        requests = next(steps)
+        while True:
+            requests = steps.send(reader.read(requests))
+    except StopIteration as done:
+        return done.value
+
+
+class PartialBytesDecode:
+    """Capability of a bytes→bytes codec: decoding a byte range of its output
+    without decoding the rest (``blosc``: only the blocks the range lies in)."""
+
+    def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> Any:
+        """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
+        decodes to, or ``None`` when it cannot be done here (then decode it
+        whole, which reports anything wrong with it)."""
+        raise NotImplementedError
 
 
 def update_chunk(

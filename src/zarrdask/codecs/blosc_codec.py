@@ -50,8 +50,8 @@ import numpy as np
 from numcodecs.blosc import Blosc
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
-from .abc import ChunkSpec
+from .buffers import byte_view
+from .abc import ChunkSpec, PartialBytesDecode
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 
 __all__ = ["BloscCodec", "CNAMES", "SHUFFLES", "decode_blosc", "decode_blosc_range"]
@@ -72,7 +72,7 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
-class BloscCodec(BoundedBytesBytesCodec):
+class BloscCodec(PartialBytesDecode, BoundedBytesBytesCodec):
     """Blosc meta-compression.
 
     Parameters
@@ -155,7 +155,7 @@ class BloscCodec(BoundedBytesBytesCodec):
         shuffle = self.shuffle if self.shuffle is not None else ("bitshuffle" if itemsize == 1 else "shuffle")
         return typesize, shuffle
 
-    def evolve(self, spec: ChunkSpec) -> "BloscCodec":
+    def complete(self, spec: ChunkSpec) -> "BloscCodec":
         """This codec with ``typesize`` / ``shuffle`` chosen for ``spec``'s data
         type filled in: what to record in the array metadata."""
         if self.typesize is not None and self.shuffle is not None:
@@ -206,7 +206,8 @@ class BloscCodec(BoundedBytesBytesCodec):
 
     def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> memoryview | None:
         """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
-        decodes to, or ``None`` (then decode it whole): :func:`decode_blosc_range`."""
+        decodes to, or ``None`` (then decode it whole): :func:`decode_blosc_range`
+        (the codec's :class:`~zarrdask.codecs.abc.PartialBytesDecode` capability)."""
         return decode_blosc_range(data, start, length, DecodeBound(key, self.name, size))
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import config
 from ..errors import CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import BytesBytesCodec, ChunkSpec
 
 __all__ = ["BoundedBytesBytesCodec", "DecodeBound", "STEP", "inflate_pieces", "stream_pieces"]

@@ -22,7 +22,9 @@ Decoding returns a zero-copy, read-only view of the stored bytes when the stored
 byte order is the machine's, and a byte-swapped native copy otherwise: decoded
 arrays always have native byte order. :meth:`BytesCodec.raw_target` exposes a
 caller's output array as the codec's encoded bytes, so a compressor can write
-straight into it.
+straight into it; a small selection reads only the span of elements it needs
+(:class:`~zarrdask.codecs.elements.ElementRanges`, the codec's
+:class:`~zarrdask.codecs.abc.PartialDecode` capability).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
+from .elements import ElementRanges
 
 __all__ = ["BytesCodec", "has_endianness"]
 
@@ -78,7 +81,7 @@ def _stored(dtype: np.dtype, endian: str | None) -> np.dtype:
     return dtype.newbyteorder(_ORDER_CHAR[endian])
 
 
-class BytesCodec(ArrayBytesCodec):
+class BytesCodec(ElementRanges, ArrayBytesCodec):
     """Array → bytes in C order with the given byte order.
 
     Parameters
@@ -110,7 +113,7 @@ class BytesCodec(ArrayBytesCodec):
     def get_config(self) -> dict[str, Any]:
         return {} if self.endian is None else {"endian": self.endian}
 
-    def evolve(self, spec: ChunkSpec) -> "BytesCodec":
+    def complete(self, spec: ChunkSpec) -> "BytesCodec":
         """The codec to record for an array of ``spec``: ``endian`` dropped for
         data types without a byte order (as zarr-python writes ``{"name": "bytes"}``
         for ``uint8``), checked present for the others."""

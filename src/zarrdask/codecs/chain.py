@@ -10,6 +10,14 @@ Decoding can write straight into the caller's buffer: when there are no
 array→array codecs and the array→bytes codec can expose the target's memory as
 its encoded bytes (:meth:`ArrayBytesCodec.raw_target`), the outermost
 bytes→bytes codec decompresses directly into it.
+
+A chain is a :class:`~zarrdask.codecs.abc.PartialDecode` codec that forwards
+the capability where no codec is in the way: partial reads
+(``partial_steps``) when the array→bytes codec is alone and has them
+(``sharding_indexed``, ``bytes``); spans decoded from a whole chunk
+(``decode_span``) when the chunk's elements are stored as they are and then
+compressed by one codec that decodes byte ranges
+(:class:`~zarrdask.codecs.abc.PartialBytesDecode`: ``blosc``).
 """
 
 from __future__ import annotations
@@ -19,8 +27,20 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, scratch_array, size_error
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, RangeReader
+from ..indexing.span import ElementSpan
+from ..storage.readers import RangeReader
+from .abc import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    Codec,
+    PartialBytesDecode,
+    PartialDecode,
+    PartialSteps,
+)
+from .buffers import byte_view, scratch_array, size_error
+from .elements import elements_dtype
 
 
 def bounded_decode(
@@ -64,7 +84,7 @@ class _CodecList:
         return f"{type(self).__name__}({list(self.codecs)!r})"
 
 
-class CodecChain(_CodecList, ArrayBytesCodec):
+class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
     """An ordered chain of codecs acting as one array→bytes codec."""
 
     name = "chain"
@@ -85,24 +105,24 @@ class CodecChain(_CodecList, ArrayBytesCodec):
     ) -> "CodecChain | PendingCodecChain":
         """Build a chain from codec objects, checking the order rules of v3 core.
 
-        Codecs whose kind their JSON leaves open (``numcodecs.<id>``) are placed
-        by their position (:func:`~zarrdask.codecs.chain_validate.place_codecs`);
-        with ``spec`` (the chain's decoded side) every codec inside is placed,
+        Codecs whose kind their JSON leaves open (``numcodecs.<id>``) are given one
+        by their position (:func:`~zarrdask.codecs.chain_validate.assign_kinds`);
+        with ``spec`` (the chain's decoded side) the chain is bound to it, every codec inside decided,
         down into a sharding codec's inner chain. Without ``spec``, a list whose
         array→bytes codec only the data type can tell gives a
         :class:`PendingCodecChain`.
         """
-        from .chain_validate import place_codecs, validate_chain
+        from .chain_validate import assign_kinds, validate_chain
 
-        placed = place_codecs(codecs, key=key, spec=spec)
-        if placed is None:
+        kinded = assign_kinds(codecs, key=key, spec=spec)
+        if kinded is None:
             return PendingCodecChain(codecs, key=key)
-        aa, ab, bb = validate_chain(placed, key=key)
+        aa, ab, bb = validate_chain(kinded, key=key)
         chain = cls(aa, ab, bb)
-        return chain.place(spec) if spec is not None else chain
+        return chain.bind(spec) if spec is not None else chain
 
-    def place(self, spec: ChunkSpec) -> "CodecChain":
-        ab = self.array_bytes.place(self.resolve(spec))
+    def bind(self, spec: ChunkSpec) -> "CodecChain":
+        ab = self.array_bytes.bind(self.encoded_spec(spec))
         return self if ab is self.array_bytes else CodecChain(self.array_array, ab, self.bytes_bytes)  # type: ignore[arg-type]
 
     @property
@@ -113,10 +133,10 @@ class CodecChain(_CodecList, ArrayBytesCodec):
         """Decoded-side specs of each array→array codec, then the array→bytes one."""
         specs = [spec]
         for codec in self.array_array:
-            specs.append(codec.resolve(specs[-1]))
+            specs.append(codec.encoded_spec(specs[-1]))
         return specs
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return self._specs(spec)[-1]
 
     def validate(self, spec: ChunkSpec) -> None:
@@ -127,18 +147,40 @@ class CodecChain(_CodecList, ArrayBytesCodec):
         for codec in self.bytes_bytes:
             codec.validate(specs[-1])
 
+    # -- partial decoding (forwarded where no codec is in the way) ------------
+    @property
+    def _partial(self) -> PartialDecode | None:
+        """The array→bytes codec when it reads parts of chunks and is alone."""
+        ab = self.array_bytes
+        return ab if isinstance(ab, PartialDecode) and not self.array_array and not self.bytes_bytes else None
+
     @property
     def supports_partial_decode(self) -> bool:  # type: ignore[override]
-        return not self.array_array and not self.bytes_bytes and self.array_bytes.supports_partial_decode
+        return self._partial is not None
+
+    def partial_steps(self, spec: ChunkSpec, proj: Any, key: str = "") -> PartialSteps | None:
+        partial = self._partial
+        return None if partial is None else partial.partial_steps(spec, proj, key)
 
     def decode_partial(self, reader: RangeReader, spec: ChunkSpec, proj: Any, key: str = "") -> np.ndarray | None:
-        return self.array_bytes.decode_partial(reader, spec, proj, key)
+        partial = self._partial
+        if partial is None:
+            return super().decode_partial(reader, spec, proj, key)
+        return partial.decode_partial(reader, spec, proj, key)
 
-    @property
-    def partial_steps(self) -> Any:
-        """The array→bytes codec's ``partial_steps`` (a partial read as a
-        generator of request batches, see the sharding codec), or ``None``."""
-        return getattr(self.array_bytes, "partial_steps", None) if self.supports_partial_decode else None
+    def decode_span(self, data: Any, spec: ChunkSpec, span: ElementSpan, key: str = "") -> np.ndarray | None:
+        """The span's elements (as their stored data type) when the chunk's
+        elements are stored as they are, then compressed by one codec that
+        decodes byte ranges (``blosc``); else ``None``."""
+        bb = self.bytes_bytes
+        if len(bb) != 1 or not isinstance(bb[0], PartialBytesDecode):
+            return None
+        stored = self._elements_dtype(spec)
+        if stored is None:
+            return None
+        size = stored.itemsize
+        raw = bb[0].decode_range(data, span.first * size, span.count * size, spec.nbytes, key)
+        return None if raw is None else np.frombuffer(raw, dtype=stored, count=span.count)
 
     def encode_partial(
         self, old: Any, spec: ChunkSpec, proj: Any, value: np.ndarray, key: str = ""
@@ -147,16 +189,16 @@ class CodecChain(_CodecList, ArrayBytesCodec):
             return self.array_bytes.encode_partial(old, spec, proj, value, key)
         return super().encode_partial(old, spec, proj, value, key)
 
-    def evolve(self, spec: ChunkSpec) -> "CodecChain":
+    def complete(self, spec: ChunkSpec) -> "CodecChain":
         specs = self._specs(spec)
-        aa = [c.evolve(s) for c, s in zip(self.array_array, specs)]
+        aa = [c.complete(s) for c, s in zip(self.array_array, specs)]
         # re-resolve: an evolved array→array codec may change the next spec
         chain = CodecChain(aa, self.array_bytes, self.bytes_bytes)
-        inner = chain.resolve(spec)
-        return CodecChain(aa, self.array_bytes.evolve(inner), [c.evolve(inner) for c in self.bytes_bytes])
+        inner = chain.encoded_spec(spec)
+        return CodecChain(aa, self.array_bytes.complete(inner), [c.complete(inner) for c in self.bytes_bytes])
 
     def encoded_size(self, spec: ChunkSpec) -> int | None:
-        size = self.array_bytes.encoded_size(self.resolve(spec))
+        size = self.array_bytes.encoded_size(self.encoded_spec(spec))
         for codec in self.bytes_bytes:
             if size is None:
                 return None
@@ -216,25 +258,19 @@ class CodecChain(_CodecList, ArrayBytesCodec):
             if target is not None:
                 self._decode_raw(data, spec, target, key)
                 return
-            inner = getattr(ab, "decode_into", None)
-            variable = spec.dtype.hasobject  # strings / bytes: no raw bytes to decompress into
-            if inner is not None and (variable or not self.bytes_bytes):
+            if spec.dtype.hasobject or not self.bytes_bytes:
                 # a shard: decodes inner chunk by inner chunk; variable-length
-                # elements: converted once, straight into `out`
-                inner(self._decode_bytes(data, spec, key, 0), spec, out, key)
+                # elements: converted once, straight into `out`; uncompressed:
+                # the array→bytes codec's decode is a view of `data` (or one
+                # converted copy), copied into place once
+                ab.decode_into(self._decode_bytes(data, spec, key, 0), spec, out, key)
                 return
-            if not variable and not self.bytes_bytes:
-                # uncompressed: the array→bytes codec's decode is a view of
-                # `data` (or one converted copy): copied into place once
-                out[...] = self.decode(data, spec, key)
-                return
-            if not variable:
-                with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
-                    target = ab.raw_target(buf, spec)
-                    if target is not None:
-                        self._decode_raw(data, spec, target, key)
-                        out[...] = buf
-                        return
+            with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
+                target = ab.raw_target(buf, spec)
+                if target is not None:
+                    self._decode_raw(data, spec, target, key)
+                    out[...] = buf
+                    return
         out[...] = self.decode(data, spec, key)
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
@@ -242,36 +278,20 @@ class CodecChain(_CodecList, ArrayBytesCodec):
         order, when they are exactly that (the array→bytes codec alone, and it
         stores elements as they are; the byte order may differ from
         ``spec.dtype``'s); else ``None``. Lets a store read them straight into
-        the output (:meth:`Store.read_into`) or read only the elements a
-        selection needs (:meth:`Store.read_span`)."""
+        the output (capability ``in_place_reads``)."""
         return None if self.bytes_bytes else self._elements_dtype(spec)
 
     def _elements_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The data type the array→bytes codec stores a C-order chunk's elements
         as, one after another, before any bytes→bytes codec; else ``None``."""
-        if self.array_array or spec.order != "C" or spec.dtype.hasobject or spec.dtype.itemsize == 0:
-            return None
-        return self.array_bytes.raw_dtype(spec)
-
-    def decode_span(self, data: Any, spec: ChunkSpec, first: int, count: int, key: str = "") -> np.ndarray | None:
-        """Elements ``first`` to ``first + count`` (in C order) of the stored
-        chunk ``data``, decoding only what they need, when the chain allows it:
-        elements stored as they are (returned as their stored data type) then
-        one compressor that decodes byte ranges (``blosc``); else ``None``:
-        decode the whole chunk."""
-        decode_range = getattr(self.bytes_bytes[0], "decode_range", None) if len(self.bytes_bytes) == 1 else None
-        stored = None if decode_range is None else self._elements_dtype(spec)
-        if stored is None:
-            return None
-        raw = decode_range(data, first * stored.itemsize, count * stored.itemsize, spec.nbytes, key)
-        return None if raw is None else np.frombuffer(raw, dtype=stored, count=count)
+        return None if self.array_array else elements_dtype(self.array_bytes, spec)
 
     def decode_to_bytes(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> Any:
         """The array→bytes codec's encoded form of a stored chunk: ``data`` with
         the bytes→bytes codecs decoded (``data`` itself when there are none).
         Lets a reader look at the serializer's layout directly (Arrow views of
         ``zarrdask.vlen-offsets`` chunks)."""
-        return self._decode_bytes(data, self.resolve(spec), key, 0)
+        return self._decode_bytes(data, self.encoded_spec(spec), key, 0)
 
     def _decode_raw(self, data: Any, spec: ChunkSpec, target: memoryview, key: str) -> None:
         """Decode the bytes→bytes codecs, the outermost straight into ``target``."""
@@ -289,7 +309,7 @@ class CodecChain(_CodecList, ArrayBytesCodec):
 class PendingCodecChain(_CodecList, ArrayBytesCodec):
     """A codec list whose array→bytes codec is one of several ``numcodecs.<id>``
     codecs, decided only with the chunk's data type (a sharding codec's inner
-    codecs read before the array's data type is known). :meth:`place` makes the
+    codecs read before the array's data type is known). :meth:`bind` makes the
     :class:`CodecChain`; an array places its codecs when it is opened, so
     encoding and decoding never see this class."""
 
@@ -303,22 +323,22 @@ class PendingCodecChain(_CodecList, ArrayBytesCodec):
     def codecs(self) -> tuple[Codec, ...]:  # type: ignore[override]
         return self.pending
 
-    def place(self, spec: ChunkSpec) -> CodecChain:
+    def bind(self, spec: ChunkSpec) -> CodecChain:
         return CodecChain.from_codecs(self.pending, key=self.key, spec=spec)  # type: ignore[return-value]
 
     def validate(self, spec: ChunkSpec) -> None:
-        self.place(spec).validate(spec)
+        self.bind(spec).validate(spec)
 
-    def evolve(self, spec: ChunkSpec) -> CodecChain:
-        return self.place(spec).evolve(spec)
+    def complete(self, spec: ChunkSpec) -> CodecChain:
+        return self.bind(spec).complete(spec)
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        return self.place(spec).resolve(spec)
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        return self.bind(spec).encoded_spec(spec)
 
-    def _unplaced(self, *args: Any, **kwargs: Any) -> Any:
+    def _unbound(self, *args: Any, **kwargs: Any) -> Any:
         raise CodecError(
-            f"{self.key}: the codecs {[c.name for c in self.pending]} are not placed yet; "
-            "call place(spec) with the chunk spec first"
+            f"{self.key}: the codecs {[c.name for c in self.pending]} are not bound yet; "
+            "call bind(spec) with the chunk spec first"
         )
 
-    encode = decode = decode_into = encode_partial = encoded_size = raw_target = _unplaced  # type: ignore[assignment]
+    encode = decode = decode_into = encode_partial = encoded_size = raw_target = _unbound  # type: ignore[assignment]

@@ -10,13 +10,13 @@ Tested example: ``[transpose, bytes, gzip, crc32c]`` splits into
 ``zarr.json: codecs[0] ('gzip') is a bytes→bytes codec before the array→bytes codec``.
 
 The same rule decides the kind of a codec whose JSON does not state it
-(:class:`~zarrdask.codecs.abc.UnplacedCodec`, i.e. ``numcodecs.<id>``):
-:func:`place_codecs`. One before the array→bytes codec or before any
+(:class:`~zarrdask.codecs.abc.KindlessCodec`, i.e. ``numcodecs.<id>``):
+:func:`assign_kinds`. One before the array→bytes codec or before any
 array→array codec is array→array; one after the array→bytes codec or after
 any bytes→bytes codec is bytes→bytes. Without another array→bytes codec, the
-run of unplaced codecs left holds it: a run of one is it; in a longer run the
+run of kindless codecs left holds it: a run of one is it; in a longer run the
 first whose probe on the chunk spec reaching it says array→bytes is it
-(:meth:`~zarrdask.codecs.abc.UnplacedCodec.probe_kind`), the ones before are
+(:meth:`~zarrdask.codecs.abc.KindlessCodec.probe_kind`), the ones before are
 array→array. Tested examples: ``[numcodecs.zlib, bytes, numcodecs.bz2,
 numcodecs.lz4]`` (whatever the ids) → ``(array→array, bytes, bytes→bytes,
 bytes→bytes)``; ``[numcodecs.pcodec]`` → array→bytes;
@@ -26,12 +26,13 @@ bytes→bytes)``; ``[numcodecs.pcodec]`` → array→bytes;
 
 from __future__ import annotations
 
-from typing import Sequence
+import warnings
+from typing import Any, Sequence
 
 from ..errors import MetadataError
-from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, UnplacedCodec
+from .abc import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, Codec, KindlessCodec
 
-__all__ = ["validate_chain", "place_codecs"]
+__all__ = ["validate_chain", "assign_kinds"]
 
 
 def _kind(codec: object) -> str | None:
@@ -48,16 +49,16 @@ def _label(i: int, codec: Codec) -> str:
     return f"codecs[{i}] ({getattr(codec, 'name', '') or type(codec).__name__!r})"
 
 
-def place_codecs(codecs: Sequence[Codec], *, key: str = "zarr.json", spec: ChunkSpec | None = None) -> list[Codec] | None:
-    """``codecs`` with every :class:`UnplacedCodec` replaced by the codec of the
+def assign_kinds(codecs: Sequence[Codec], *, key: str = "zarr.json", spec: ChunkSpec | None = None) -> list[Codec] | None:
+    """``codecs`` with every :class:`KindlessCodec` replaced by the codec of the
     kind its position gives (see the module docstring).
 
     ``spec`` (the decoded side of the list) is needed only when a run of two or
-    more unplaced codecs holds the array→bytes codec: without it the result is
+    more kindless codecs holds the array→bytes codec: without it the result is
     ``None`` (undecided). A run in which no codec turns the chunk into bytes
     raises :class:`MetadataError` naming ``key``.
     """
-    if not any(isinstance(c, UnplacedCodec) for c in codecs):
+    if not any(isinstance(c, KindlessCodec) for c in codecs):
         return list(codecs)
     kinds = [_kind(c) for c in codecs]
     placed = list(codecs)
@@ -69,35 +70,35 @@ def place_codecs(codecs: Sequence[Codec], *, key: str = "zarr.json", spec: Chunk
         high = min((i for i, k in enumerate(kinds) if k == "bytes_bytes"), default=n)
     run = []
     for i, codec in enumerate(codecs):
-        if isinstance(codec, UnplacedCodec):
+        if isinstance(codec, KindlessCodec):
             if i < low:
-                placed[i] = codec.placed("array_array")
+                placed[i] = codec.as_kind("array_array")
             elif i > high:
-                placed[i] = codec.placed("bytes_bytes")
+                placed[i] = codec.as_kind("bytes_bytes")
             else:
                 run.append(i)
     if len(run) == 1:
-        placed[run[0]] = codecs[run[0]].placed("array_bytes")  # type: ignore[attr-defined]
+        placed[run[0]] = codecs[run[0]].as_kind("array_bytes")  # type: ignore[attr-defined]
     elif run:
         if spec is None:
             return None
         for codec in placed[: run[0]]:  # array→array codecs, all placed
-            spec = codec.resolve(spec)
+            spec = codec.encoded_spec(spec)
         for j, i in enumerate(run):
             codec = codecs[i]
             kind = codec.probe_kind(spec)  # type: ignore[attr-defined]
             if kind == "array_bytes":
-                placed[i] = codec.placed("array_bytes")  # type: ignore[attr-defined]
+                placed[i] = codec.as_kind("array_bytes")  # type: ignore[attr-defined]
                 for rest in run[j + 1 :]:
-                    placed[rest] = codecs[rest].placed("bytes_bytes")  # type: ignore[attr-defined]
+                    placed[rest] = codecs[rest].as_kind("bytes_bytes")  # type: ignore[attr-defined]
                 return placed
             if kind == "bytes_bytes":
                 raise MetadataError(
                     f"{key}: {_label(i, codec)} acts on the bytes of {spec.dtype} chunks (a bytes→bytes codec), "
                     f"but no array→bytes codec comes before it (codecs {[c.name for c in codecs]})"
                 )
-            placed[i] = codec.placed("array_array")  # type: ignore[attr-defined]
-            spec = placed[i].resolve(spec)
+            placed[i] = codec.as_kind("array_array")  # type: ignore[attr-defined]
+            spec = placed[i].encoded_spec(spec)
         raise MetadataError(
             f"{key}: none of {', '.join(_label(i, codecs[i]) for i in run)} turns a chunk of {spec.dtype} into "
             "bytes; a codec list needs exactly one array→bytes codec"
@@ -110,10 +111,10 @@ def validate_chain(
 ) -> tuple[list[ArrayArrayCodec], ArrayBytesCodec, list[BytesBytesCodec]]:
     """Split ``codecs`` into (array→array codecs, the array→bytes codec,
     bytes→bytes codecs), raising :class:`MetadataError` naming ``key`` and the
-    position of the first codec out of place. Unplaced codecs are placed first
-    (:func:`place_codecs`; ``spec`` is needed when their position leaves the
+    position of the first codec out of place. Kindless codecs are given their kind first
+    (:func:`assign_kinds`; ``spec`` is needed when their position leaves the
     array→bytes codec open)."""
-    placed = place_codecs(codecs, key=key, spec=spec)
+    placed = assign_kinds(codecs, key=key, spec=spec)
     if placed is None:
         raise MetadataError(
             f"{key}: the codecs {[getattr(c, 'name', c) for c in codecs]} leave open which numcodecs codec "
@@ -156,3 +157,10 @@ def validate_chain(
             "(exactly one is required, e.g. 'bytes')"
         )
     return array_array, array_bytes, bytes_bytes
+
+
+def place_codecs(*args: Any, **kwargs: Any) -> list[Codec] | None:
+    """Deprecated: :func:`assign_kinds`."""
+    warnings.warn("place_codecs() is deprecated: use assign_kinds()", DeprecationWarning, stacklevel=2)
+    return assign_kinds(*args, **kwargs)
+

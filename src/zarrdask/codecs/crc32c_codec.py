@@ -22,7 +22,7 @@ from typing import Any
 import crc32c as _crc32c
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error
+from .buffers import byte_view, size_error
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 

@@ -29,7 +29,7 @@ import zlib
 from typing import Any
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound, inflate_pieces
 

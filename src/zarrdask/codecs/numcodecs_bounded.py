@@ -44,7 +44,7 @@ import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
 from ..errors import CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .blosc_codec import decode_blosc
 from .bounded import DecodeBound, inflate_pieces, stream_pieces
 from .gzip_codec import decode_gzip

@@ -37,8 +37,9 @@ import numpy as np
 from numcodecs.abc import Codec as NumcodecsCodec
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error
-from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from .buffers import byte_view, size_error
+from .abc import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, PartialBytesDecode
+from .elements import ElementRanges
 from .bounded import DecodeBound
 from .chain import CodecChain
 from .numcodecs_bounded import VLEN_IDS, check_vlen_count
@@ -100,9 +101,9 @@ def filtered_dtype(filters: Sequence[NumcodecsCodec], spec: ChunkSpec, cache: di
     if spec.dtype.hasobject or spec.dtype.kind == "T":
         return None
     if spec.dtype not in cache:
-        from .numcodecs_v3 import _samples
+        from .numcodecs_v3 import probe_samples
 
-        sample = _samples(spec.dtype)[0]
+        sample = probe_samples(spec.dtype)[0]
         data: Any = sample
         for f in filters:
             try:
@@ -116,7 +117,7 @@ def filtered_dtype(filters: Sequence[NumcodecsCodec], spec: ChunkSpec, cache: di
     return cache[spec.dtype]
 
 
-class V2ArrayBytes(ArrayBytesCodec):
+class V2ArrayBytes(ElementRanges, ArrayBytesCodec):
     """The v2 layout step: elements in ``order`` (C/F), then the v2 filters.
 
     Object arrays (``"|O"``: variable-length strings and bytes, in memory
@@ -277,7 +278,7 @@ class V2ArrayBytes(ArrayBytesCodec):
         return None if dtype is None else math.prod(spec.shape) * dtype.itemsize
 
 
-class V2Compressor(NumcodecsBytesBytesCodec):
+class V2Compressor(PartialBytesDecode, NumcodecsBytesBytesCodec):
     """A v2 compressor: numcodecs encodes what the filters (or the layout step)
     hand it — an array, as in zarr-python — and decodes within the size the
     chain gives (:mod:`zarrdask.codecs.numcodecs_bounded`); ``zstd``, ``gzip``,
@@ -292,9 +293,9 @@ class V2Compressor(NumcodecsBytesBytesCodec):
         self._numcodecs[()] = codec
         self.filters = tuple(filters)
         self._filtered: dict[Any, Any] = {}
-        from .registry import _core_compressor
+        from .registry import core_compressor
 
-        self._decoder: BytesBytesCodec | None = _core_compressor(codec, codec_id, config)
+        self._decoder: BytesBytesCodec | None = core_compressor(codec, codec_id, config)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"codec": self._numcodecs[()], "filters": self.filters}
@@ -310,8 +311,9 @@ class V2Compressor(NumcodecsBytesBytesCodec):
 
     def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> Any:
         """As the matching v3 codec's ``decode_range`` (``blosc``), else ``None``."""
-        fn = getattr(self._decoder, "decode_range", None)
-        return None if fn is None else fn(data, start, length, size, key)
+        if not isinstance(self._decoder, PartialBytesDecode):
+            return None
+        return self._decoder.decode_range(data, start, length, size, key)
 
     def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         if self._decoder is not None:  # named as the v2 id ('zstd'), as the v3 codec

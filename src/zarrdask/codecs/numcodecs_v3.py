@@ -85,8 +85,8 @@ import numpy as np
 from numcodecs.abc import Codec as Numcodec
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view, size_error, write_into
-from .abc import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec, UnplacedCodec
+from .buffers import byte_view, size_error, write_into
+from .abc import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec, Codec, KindlessCodec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 from .numcodecs_bounded import decode_array_bounded, decode_bytes_bounded
 from .numcodecs_registry import REFUSED, decode_buffer, get_numcodec
@@ -97,7 +97,7 @@ __all__ = [
     "NumcodecsArrayArrayCodec",
     "NumcodecsArrayBytesCodec",
     "NumcodecsBytesBytesCodec",
-    "NumcodecsUnplaced",
+    "NumcodecsKindless",
     "SPECIAL_CLASSES",
     "Delta",
     "FixedScaleOffset",
@@ -129,7 +129,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _samples(dtype: np.dtype) -> list[np.ndarray]:
+def probe_samples(dtype: np.dtype) -> list[np.ndarray]:
     """Small 2-d chunks of ``dtype`` with distinct, non-zero values (the probes'
     input); for objects both flavours, bytes and strings."""
     if dtype.kind == "O":
@@ -148,7 +148,7 @@ def _samples(dtype: np.dtype) -> list[np.ndarray]:
 def _encode_sample(codec: Numcodec, dtype: np.dtype, name: str) -> tuple[np.ndarray, Any]:
     """(the first sample of ``dtype`` the codec encodes, its encoding)."""
     error: Exception | None = None
-    for sample in _samples(dtype):
+    for sample in probe_samples(dtype):
         try:
             return sample, codec.encode(sample.copy())
         except Exception as e:  # numcodecs raises TypeError / ValueError / RuntimeError
@@ -266,7 +266,7 @@ class NumcodecsCodec:
             raise CodecError(f"codec {self.name!r}: configuration field(s) {list(missing)} are not set")
         return {**self.config, **{f: self._spec_value(f, spec) for f in missing}}
 
-    def evolve(self, spec: ChunkSpec) -> Any:
+    def complete(self, spec: ChunkSpec) -> Any:
         """This codec with the fields zarr-python fills from the data type set."""
         if not self._missing():
             return self
@@ -347,7 +347,7 @@ class NumcodecsArrayArrayCodec(NumcodecsCodec, ArrayArrayCodec):
             )
         return encoded
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         shape, dtype = self._encoded(spec)
         return ChunkSpec(shape, dtype, _fill_as(spec.fill_value, spec.dtype, dtype), spec.order)
 
@@ -574,15 +574,19 @@ _GENERIC: dict[str, type[NumcodecsCodec]] = {
 }
 
 
-class NumcodecsUnplaced(NumcodecsCodec, UnplacedCodec):
+class NumcodecsKindless(NumcodecsCodec, KindlessCodec):
     """A ``numcodecs.<id>`` codec read from JSON whose kind its position in
-    the codec list decides (:func:`~zarrdask.codecs.chain_validate.place_codecs`)."""
+    the codec list decides (:func:`~zarrdask.codecs.chain_validate.assign_kinds`)."""
 
-    def placed(self, kind: str) -> Codec:
+    def as_kind(self, kind: str) -> Codec:
         return _GENERIC[kind](self.codec_id, **self.config)  # type: ignore[return-value]
 
     def probe_kind(self, spec: ChunkSpec) -> str:
         return classify(self._numcodec(spec), spec.dtype, self.name)
+
+
+#: deprecated name of :class:`NumcodecsKindless`
+NumcodecsUnplaced = NumcodecsKindless
 
 
 def numcodecs_codec(
@@ -590,13 +594,13 @@ def numcodecs_codec(
 ) -> Codec:
     """The wrapper of numcodecs codec ``codec_id``: its special class if it has
     one, else the generic wrapper of ``kind`` (``None``: kind not known yet, an
-    :class:`NumcodecsUnplaced`)."""
+    :class:`NumcodecsKindless`)."""
     config = dict(configuration or {})
     special = SPECIAL_CLASSES.get(codec_id)
     if special is not None:
         return special(**config)  # type: ignore[return-value]
     if kind is None:
-        return NumcodecsUnplaced(codec_id, **config)
+        return NumcodecsKindless(codec_id, **config)
     if kind not in _GENERIC:
         raise ValueError(f"kind must be one of {KINDS}, found {kind!r}")
     return _GENERIC[kind](codec_id, **config)  # type: ignore[return-value]

@@ -167,7 +167,7 @@ def get_codec_class(name: str) -> type[Codec]:
 
     For ``numcodecs.<id>`` (without a registered class) this is the special
     class of ``id`` (:data:`~zarrdask.codecs.numcodecs_v3.SPECIAL_CLASSES`) or
-    :class:`~zarrdask.codecs.numcodecs_v3.NumcodecsUnplaced`; build such codecs
+    :class:`~zarrdask.codecs.numcodecs_v3.NumcodecsKindless`; build such codecs
     with :func:`codec_from_json`, which also knows the id.
     """
     cls = _lookup(name)
@@ -175,11 +175,11 @@ def get_codec_class(name: str) -> type[Codec]:
         return cls
     if name.startswith(NUMCODECS_PREFIX):
         from .numcodecs_registry import numcodecs_ids
-        from .numcodecs_v3 import SPECIAL_CLASSES, NumcodecsUnplaced
+        from .numcodecs_v3 import SPECIAL_CLASSES, NumcodecsKindless
 
         codec_id = name[len(NUMCODECS_PREFIX):]
         if codec_id in numcodecs_ids():
-            return SPECIAL_CLASSES.get(codec_id, NumcodecsUnplaced)  # type: ignore[return-value]
+            return SPECIAL_CLASSES.get(codec_id, NumcodecsKindless)  # type: ignore[return-value]
     raise _unknown(name)
 
 
@@ -191,7 +191,7 @@ def _from_numcodecs(codec: Numcodec, key: str, kind: str | None) -> Codec:
     codec_id = config.pop("id", getattr(codec, "codec_id", None))
     try:
         if kind in (None, "bytes_bytes"):
-            core = _core_compressor(codec, str(codec_id), config)
+            core = core_compressor(codec, str(codec_id), config)
             if core is not None:
                 return core
         from .numcodecs_v3 import from_numcodecs
@@ -203,7 +203,7 @@ def _from_numcodecs(codec: Numcodec, key: str, kind: str | None) -> Codec:
         raise CodecError(f"{key}: numcodecs codec {codec!r}: {e}") from None
 
 
-def _core_compressor(codec: Numcodec, codec_id: str, config: dict[str, Any]) -> Codec | None:
+def core_compressor(codec: Numcodec, codec_id: str, config: dict[str, Any]) -> Codec | None:
     """The v3 core codec writing the same bytes as numcodecs compressor ``codec``, if any."""
     if codec_id == "zstd":
         from .zstd_codec import ZstdCodec
@@ -249,7 +249,7 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json", kind: str | None = None
     kind the caller expects at this place — the position of a
     ``create_array`` argument; it decides the kind of a ``numcodecs.<id>``
     codec. Without it such a codec is a
-    :class:`~zarrdask.codecs.abc.UnplacedCodec`, placed by its position in the
+    :class:`~zarrdask.codecs.abc.KindlessCodec`, given its kind by its position in the
     codec list.
 
     ``key`` names the metadata document in error messages. A malformed codec

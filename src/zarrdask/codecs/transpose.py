@@ -89,7 +89,7 @@ class TransposeCodec(ArrayArrayCodec):
     def validate(self, spec: ChunkSpec) -> None:
         self._check_rank(len(spec.shape))
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+    def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         self._check_rank(len(spec.shape))
         return spec.with_shape(tuple(spec.shape[i] for i in self.order))
 

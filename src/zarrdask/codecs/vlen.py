@@ -43,7 +43,7 @@ import numcodecs
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
 from .numcodecs_bounded import check_vlen_count
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
 from .vlen import bytes_array, coerce_vlen, is_bytes_dtype, is_string_dtype, strings_array
 

@@ -29,7 +29,7 @@ from typing import Any
 from numcodecs.zstd import Zstd
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
-from ._buffers import byte_view
+from .buffers import byte_view
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 

@@ -29,6 +29,7 @@ from .._pool import thread_map
 from . import engine
 from .layout import ArrayLayout, resolve
 from .nodes import ZARRAY, Node, NodeDocs
+from .options import EngineOptions
 
 
 class _Accessor:
@@ -97,10 +98,6 @@ class Array(Node):
         """The array resolved (:mod:`zarrdask.core.layout`): grid, data type,
         codecs, fill value, chunk keys — what the chunk engine works on."""
         return resolve(self._metadata, self._path)
-
-    @property
-    def _layout(self) -> ArrayLayout:  # the older name some modules still use
-        return self.layout
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -275,14 +272,15 @@ class Array(Node):
             for d, (r, c, n) in enumerate(zip(region, self.chunks, self.shape)):
                 starts = r.start + np.arange(inside.shape[d]) * c
                 inside &= (starts < n).reshape([-1 if k == d else 1 for k in range(inside.ndim)])
-            return sharding.count_chunks(engine.KeyReader(self._store, key), spec, key, inside)
+            with self._store.reader(key) as reader:
+                return sharding.count_chunks(reader, spec, key, inside)
 
         return sum(thread_map(count, keys))
 
     @property
     def nbytes_stored(self) -> int:
         """Bytes stored for this array's chunks and metadata."""
-        prefix = self._layout.prefix
+        prefix = self.layout.prefix
         keys = list(self._store.list_prefix(prefix)) if prefix else list(self._store.list())
         return sum(self._store.getsize(k) or 0 for k in keys)
 
@@ -297,17 +295,27 @@ class Array(Node):
         self.__dict__.pop("layout", None)
 
     # -- reading -------------------------------------------------------------
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+    def get_basic_selection(
+        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> Any:
+        """Read integers, slices and ``...`` (as numpy basic indexing reads them);
+        ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the read."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
-        result = engine.read(self._store, self._layout, indexer, out)
+        result = engine.read(self._store, self.layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_orthogonal_selection(
+        self, selection: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> Any:
+        """Read the outer product of per-dimension selections, as zarr-python's
+        ``oindex``; ``options`` as for :meth:`get_basic_selection`."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
-        result = engine.read(self._store, self._layout, indexer, out)
+        result = engine.read(self._store, self.layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+    def get_coordinate_selection(
+        self, selection: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> np.ndarray:
         """Read individual points, given one integer array per dimension.
 
         Parameters
@@ -319,6 +327,8 @@ class Array(Node):
             any order.
         out : numpy.ndarray, optional
             Read into this array (of the result's shape) instead of a new one.
+        options : EngineOptions, optional
+            How the engine runs the read (threads, one chunk per store call).
 
         Returns
         -------
@@ -348,9 +358,11 @@ class Array(Node):
         array([11, 44, 90], dtype=int32)
         """
         indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
-        return engine.read(self._store, self._layout, indexer, out)
+        return engine.read(self._store, self.layout, indexer, out, options)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+    def get_mask_selection(
+        self, mask: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
+    ) -> np.ndarray:
         """Read the points where a boolean mask of the array's shape is true.
 
         Parameters
@@ -359,6 +371,8 @@ class Array(Node):
             Of the array's shape.
         out : numpy.ndarray, optional
             Read into this 1-d array instead of a new one.
+        options : EngineOptions, optional
+            How the engine runs the read.
 
         Returns
         -------
@@ -378,7 +392,7 @@ class Array(Node):
         array([ 0,  5, 10, 15], dtype=int32)
         """
         indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
-        return engine.read(self._store, self._layout, indexer, out)
+        return engine.read(self._store, self.layout, indexer, out, options)
 
     def _get_points(self, selection: Any) -> np.ndarray:
         selection = _materialise(selection)
@@ -480,7 +494,7 @@ class Array(Node):
         start, stop = dims[0].start, dims[0].stop
         row = math.prod(self.shape[1:])
         units = range(start // grid[0], -(-stop // grid[0])) if stop > start else range(0)
-        keys = [self._layout.chunk_key((u,) + (0,) * (self.ndim - 1)) for u in units]
+        keys = [self.layout.chunk_key((u,) + (0,) * (self.ndim - 1)) for u in units]
         stored = self._store.get_many(keys) if keys else []
         pieces: list[Any] = []
         for u, key, data in zip(units, keys, stored):
@@ -495,8 +509,9 @@ class Array(Node):
         return pa.chunked_array(pieces, type=typ)
 
     # -- writing -------------------------------------------------------------
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        """Write integers, slices and ``...`` (as numpy basic indexing reads them).
+    def set_basic_selection(self, selection: Any, value: Any, *, options: EngineOptions | None = None) -> None:
+        """Write integers, slices and ``...`` (as numpy basic indexing reads them);
+        ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the write.
 
         Notes
         -----
@@ -511,11 +526,12 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=False), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=False), value, options)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, options: EngineOptions | None = None) -> None:
         """Write the outer product of per-dimension selections (integer arrays,
-        boolean arrays, slices, integers), as zarr-python's ``oindex``.
+        boolean arrays, slices, integers), as zarr-python's ``oindex``;
+        ``options`` as for :meth:`set_basic_selection`.
 
         Notes
         -----
@@ -528,7 +544,7 @@ class Array(Node):
         :ref:`concurrent-writes`.
         """
         self._check_writable()
-        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=True), value)
+        self._write(Indexer(selection, self.shape, self.unit_grid, allow_arrays=True), value, options)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write individual points, given one integer array per dimension.
@@ -597,8 +613,9 @@ class Array(Node):
         selection = _materialise(selection)
         getattr(self, f"set_{_points_kind(selection)}_selection")(selection, value)
 
-    def _write(self, indexer: Any, value: Any) -> None:
-        engine.write(self._store, self._layout, indexer, value, write_empty_chunks=self.write_empty_chunks)
+    def _write(self, indexer: Any, value: Any, options: EngineOptions | None = None) -> None:
+        engine.write(self._store, self.layout, indexer, value, write_empty_chunks=self.write_empty_chunks,
+                     options=options)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         """``a[...] = value``: the selection is read as :meth:`__getitem__` reads it.
@@ -648,8 +665,8 @@ class Array(Node):
                                                       self.chunks if self._sharding is not None else None))
         else:
             metadata = replace(self._metadata, shape=new_shape)
-        stale, straddling = plan_cut(self._store, self._layout, self.shape, new_shape, self.name)
-        rewritten = reset_cut_parts(self._store, self._layout, straddling, new_shape,
+        stale, straddling = plan_cut(self._store, self.layout, self.shape, new_shape, self.name)
+        rewritten = reset_cut_parts(self._store, self.layout, straddling, new_shape,
                                     write_empty_chunks=self.write_empty_chunks)
         self._replace_metadata(metadata)
         engine.store_encoded(self._store, rewritten)

@@ -170,7 +170,7 @@ def _v3_codecs(
     spec = ChunkSpec(largest_chunk(chunks), native, fill_value)
     chain = CodecChain.from_codecs(codecs, key=key, spec=spec)
     chain.validate(spec)
-    return chain.evolve(spec).to_json()
+    return chain.complete(spec).to_json()
 
 
 def _array_document(

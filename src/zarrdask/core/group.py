@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ContainsArrayError, NodeNotFoundError, StoreError
 from ..metadata import GroupMetadataV2, GroupMetadataV3
 from ..storage.abc import Store
+from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from .array import Array
 from .array_creation import create_array
@@ -200,7 +201,7 @@ class Group(Node):
         level: list[tuple[str, Group]] = [("", self)]
         depth = 0
         while level:
-            listings = (io_map if store.latency_bound else _serial_map)(
+            listings = (io_map if STREAMING in store.capabilities else _serial_map)(
                 lambda item: [n for n in store.list_dir(item[1]._path) if n not in METADATA_NAMES], level
             )
             rels = [f"{prefix}{n}" for (prefix, _), names in zip(level, listings) for n in names]

@@ -28,6 +28,7 @@ from ..errors import (
 )
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
+from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 
 ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
@@ -177,7 +178,7 @@ def read_nodes(
     documents of the paths that have none. ``at_once=True`` asks for the
     documents of both formats in one call (one round trip whatever the format,
     four requests per path); the default (``None``) does so on stores whose
-    requests cost nothing but a function call (``not store.latency_bound``:
+    requests cost nothing but a function call (no capability ``streaming``:
     memory, local files, zip), and asks for v3 first on remote ones, where
     every request is a billed round trip (docs/performance.md, "Remote stores").
 
@@ -188,7 +189,7 @@ def read_nodes(
     if zarr_format is not None or not paths:
         at_once = True
     elif at_once is None:
-        at_once = not store.latency_bound
+        at_once = STREAMING not in store.capabilities
     if at_once:
         keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
         found = dict(zip(keys, store.get_many(keys)))

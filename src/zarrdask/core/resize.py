@@ -31,6 +31,7 @@ from ..chunking.rectilinear import Axis
 from ..errors import StoreError
 from ..storage.abc import Store
 from . import engine
+from .layout import ArrayLayout
 
 __all__ = ["ENUMERATE_LIMIT", "Cut", "plan_cut"]
 
@@ -89,7 +90,7 @@ class Cut:
                     yield coords
 
 
-def _stored_coords(store: Store, layout: engine.ChunkLayout, grid: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+def _stored_coords(store: Store, layout: ArrayLayout, grid: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
     prefix = layout.prefix
     for key in store.list_prefix(prefix):
         coords = layout.key_encoding.decode(key[len(prefix):])
@@ -98,7 +99,7 @@ def _stored_coords(store: Store, layout: engine.ChunkLayout, grid: tuple[int, ..
 
 
 def plan_cut(
-    store: Store, layout: engine.ChunkLayout, old_shape: tuple[int, ...], new_shape: tuple[int, ...], name: str
+    store: Store, layout: ArrayLayout, old_shape: tuple[int, ...], new_shape: tuple[int, ...], name: str
 ) -> tuple[list[str], list[tuple[int, ...]]]:
     """The stale keys to delete and the straddling chunk coordinates to reset
     when ``old_shape`` becomes ``new_shape`` (see the module documentation)."""
@@ -122,7 +123,7 @@ def plan_cut(
 
 
 def reset_cut_parts(
-    store: Store, layout: engine.ChunkLayout, straddling: list[tuple[int, ...]], new_shape: tuple[int, ...],
+    store: Store, layout: ArrayLayout, straddling: list[tuple[int, ...]], new_shape: tuple[int, ...],
     *, write_empty_chunks: bool,
 ) -> dict[str, bytes | memoryview | None]:
     """The straddling chunks re-encoded with their part outside ``new_shape``

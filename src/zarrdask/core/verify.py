@@ -159,7 +159,7 @@ def stored_chunk_keys(array: Array) -> list[str]:
     """
     if array.store.listable:
         return sorted(array._stored_keys())
-    layout = array._layout
+    layout = array.layout
     return [layout.chunk_key(c) for c in grid_for(array.shape, array.unit_grid).all_chunk_coords()]
 
 
@@ -211,7 +211,7 @@ def _check_value(
 ) -> list[Problem]:
     """Decode one stored value (a chunk, a shard, or an inner chunk of a shard)."""
     if isinstance(codec, CodecChain) and isinstance(codec.array_bytes, ShardingCodec):
-        shard_spec = codec.resolve(spec)
+        shard_spec = codec.encoded_spec(spec)
         try:
             # bytes→bytes codecs after the shard apply to the shard as a whole
             shard = codec._decode_bytes(data, shard_spec, key, 0)
@@ -248,7 +248,7 @@ def verify_keys(array: Array, keys: Sequence[str]) -> tuple[list[Problem], int]:
     checked : int
         How many of ``keys`` were found and checked.
     """
-    layout = array._layout
+    layout = array.layout
     spec = layout.chunk_spec
     path = array.name
     try:
@@ -275,7 +275,7 @@ def key_batches(array: Array, keys: Sequence[str], batch_bytes: int = 8 << 20) -
 
     A shard (or a chunk) larger than ``batch_bytes`` is a batch of its own.
     """
-    per = max(1, batch_bytes // max(array._layout.chunk_spec.nbytes, 1))
+    per = max(1, batch_bytes // max(array.layout.chunk_spec.nbytes, 1))
     return [list(keys[i : i + per]) for i in range(0, len(keys), per)]
 
 

@@ -20,10 +20,15 @@ import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
-from .._pool import single_threaded
 from ..core.api import open_array
 from ..core.array import Array
+from ..core.options import EngineOptions
 from ..storage.zarr_python import zarr_python_location
+
+
+#: the engine's options inside a dask task: its thread pool off (dask runs the
+#: tasks in parallel already)
+IN_TASK = EngineOptions(threads=1)
 
 
 class BlockSource:
@@ -37,8 +42,7 @@ class BlockSource:
         self.ndim = array.ndim
 
     def __getitem__(self, selection: Any) -> np.ndarray:
-        with single_threaded():
-            return np.asarray(self.array.get_basic_selection(selection))
+        return np.asarray(self.array.get_basic_selection(selection, options=IN_TASK))
 
     def __dask_tokenize__(self) -> Any:
         return (f"zarrdask.{type(self).__name__}", self.array.__dask_tokenize__())
@@ -74,8 +78,7 @@ def read_block(source: Any, selection: Any, asarray: bool = False, lock: Any = N
     if isinstance(source, BlockSource):
         return source[selection]
     array = source if isinstance(source, Array) else _opened(source)
-    with single_threaded():
-        return np.asarray(array.get_basic_selection(selection))
+    return np.asarray(array.get_basic_selection(selection, options=IN_TASK))
 
 
 def _graph_source(source: Any, array: Array, inline_array: bool) -> Any:

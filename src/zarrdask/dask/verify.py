@@ -25,7 +25,7 @@ from typing import Any
 import dask
 from dask.base import tokenize
 
-from .._pool import single_threaded
+from .._pool import run_inline
 from ..core.array import Array
 from ..core.group import Group
 from ..core.verify import (
@@ -41,8 +41,8 @@ __all__ = ["verify", "verify_tasks"]
 
 
 def _check_batch(array: Array, keys: list[str]) -> tuple[list[Problem], int]:
-    with single_threaded():
-        return verify_keys(array, keys)
+    # in this thread, the pool's work included: dask runs the tasks in parallel
+    return run_inline(verify_keys, array, keys)
 
 
 def verify_tasks(

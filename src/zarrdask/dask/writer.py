@@ -26,7 +26,6 @@ from typing import Any
 
 import dask.array as da
 
-from .._pool import single_threaded
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
 from ..errors import AlignmentWarning, RegionEdgeWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
@@ -34,7 +33,7 @@ from ..indexing import normalize_selection
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .alignment import Units, aligned_chunks, is_aligned, misaligned_blocks
-from .graph import BlockSource
+from .graph import IN_TASK, BlockSource
 from .keywords import check_existing, check_names, resolve_mode
 
 _ALIGN = ("auto", "rechunk", "error")
@@ -49,8 +48,7 @@ class BlockTarget(BlockSource):
     reads the stored values back from): one zarrdask array."""
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        with single_threaded():
-            self.array.set_basic_selection(selection, value)
+        self.array.set_basic_selection(selection, value, options=IN_TASK)
 
 
 def _region(region: Any, shape: tuple[int, ...]) -> tuple[slice, ...]:

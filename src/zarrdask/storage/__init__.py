@@ -5,31 +5,37 @@ core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
 :class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ZarrPythonStore`
 (any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping).
-Wrappers: :class:`ReadOnlyStore`, :class:`PrefixStore`, :class:`CountingStore`.
-:func:`store_from` turns a path, URL, zarr-python store, mapper or mapping into a
-store.
+Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
+:class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
+store, mapper or mapping into a store.
 
 Every store also reads one value in several steps from one version of it
-(``Store.reader`` → :class:`ValueReader`) and locks keys for read-modify-write
-(``Store.locked``); remote stores retry transient failures
-(:mod:`~zarrdask.storage.retry`). ``docs/guarantees.md`` has the details per store.
+(``Store.reader`` → :class:`ValueReader`, a :class:`RangeReader`: the one
+protocol for reading byte ranges of a value, :mod:`~zarrdask.storage.readers`)
+and locks keys for read-modify-write (``Store.locked``); remote stores retry
+transient failures (:mod:`~zarrdask.storage.retry`). What a store can do
+beyond the required interface it declares by name
+(:mod:`~zarrdask.storage.capabilities`). ``docs/guarantees.md`` has the
+details per store.
 """
 
 from __future__ import annotations
 
-from .abc import Store, ValueReader, VerifyingReader
+from .abc import Store
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from .factory import store_from
 from .fsspec import FsspecStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
-from .wrappers import CountingStore, PrefixStore, ReadOnlyStore
+from .readers import RangeReader, ValueReader, VerifyingReader
+from .wrappers import CountingStore, PrefixStore, ReadOnlyStore, read_only
 from .zarr_python import ZarrPythonStore
 from .zip import ZipStore
 
 __all__ = [
     "Store",
+    "RangeReader",
     "ValueReader",
     "VerifyingReader",
     "ByteRequest",
@@ -44,6 +50,7 @@ __all__ = [
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",
+    "read_only",
     "store_from",
     "validate_key",
     "normalize_path",

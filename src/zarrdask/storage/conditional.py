@@ -36,8 +36,9 @@ import re
 from typing import Any, Awaitable, Callable, NamedTuple, Sequence
 
 from ..errors import StoreError
-from .abc import Store, ValueReader
+from .abc import Store
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
+from .readers import ValueReader
 from .retry import describe, error_code, http_status, retry_batch
 
 __all__ = ["ConditionalReader", "backend_for", "Reply"]

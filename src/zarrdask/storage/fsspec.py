@@ -44,10 +44,12 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequenc
 import fsspec
 
 from ..errors import StoreError
-from .abc import Store, ValueReader, ensure_bytes
+from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
+from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, StreamingReads
 from .conditional import ConditionalReader, backend_for
 from .keys import validate_key, validate_prefix
+from .readers import ValueReader
 from .retry import RetriesExhausted, describe, retry_batch, retry_call
 
 T = TypeVar("T")
@@ -106,7 +108,7 @@ def _protocols(fs: Any) -> tuple[str, ...]:
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
 
-class FsspecStore(Store):
+class FsspecStore(StreamingReads, BackgroundUploads, Store):
     """A store over an fsspec file system.
 
     Parameters
@@ -190,7 +192,14 @@ class FsspecStore(Store):
         self._read_kwargs = _whole_read_kwargs(fs)
         # every protocol but the in-process ones waits on a network or a disk
         # served by another process: issue its requests concurrently
-        self.latency_bound = not set(_protocols(fs)) & _IN_PROCESS
+        self._remote = not set(_protocols(fs)) & _IN_PROCESS
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """``streaming`` and ``background_uploads`` where requests wait on a
+        network or another process (every protocol but ``file``, ``local`` and
+        ``memory``); none otherwise."""
+        return frozenset({STREAMING, BACKGROUND_UPLOADS}) if self._remote else frozenset()
 
     @property
     def fs(self) -> Any:
@@ -296,23 +305,23 @@ class FsspecStore(Store):
                 out.append(bytes(value) if not isinstance(value, bytes) else value)
         return out
 
-    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
         """Values as they arrive: one request per key on the file system's
-        event loop, at most ``io_concurrency`` in flight (started as earlier
-        ones are consumed). A request that failed is made again through
-        :meth:`get_many` (retried if transient, a ``StoreError`` otherwise)."""
+        event loop, at most ``limit`` (default ``io_concurrency``) in flight
+        (started as earlier ones are consumed). A request that failed is made
+        again through :meth:`get_many` (retried if transient, a ``StoreError``
+        otherwise)."""
         fs = self.fs
         paths = [self._path(key) for key in keys]
-        if (not self.latency_bound or len(paths) <= 1 or not getattr(fs, "async_impl", False)
-                or any(_has_magic(p) for p in paths)):
-            yield from super().iter_many(keys)
+        if len(paths) <= 1 or not fs.async_impl or any(_has_magic(p) for p in paths):
+            yield from super().iter_many(keys, limit)
             return
         import asyncio
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        from .. import config
+        from .._pool import io_limit
 
-        limit = max(1, int(config.get("io_concurrency")))
+        limit = io_limit(limit)
         kwargs = self._read_kwargs
 
         def start(i: int) -> Any:

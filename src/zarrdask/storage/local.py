@@ -20,18 +20,9 @@ A key whose path resolves *outside* the root is refused with
 :class:`~zarrdask.errors.InvalidKeyError` naming the key and where it
 resolves; the check is made on the file or directory actually opened (see
 :mod:`zarrdask.storage.files`), so nothing outside the root is read, written
-or deleted:
-
-======================  ===================  ===============  ===============
-link                    read                 write            delete
-======================  ===================  ===============  ===============
-a directory of the key  followed inside the  followed inside  followed inside
-                        root, refused        the root,        the root,
-                        outside it           refused outside  refused outside
-the key's own file      followed inside the  the link is      the link is
-                        root, refused        replaced by the  removed, not
-                        outside it           new file         what it names
-======================  ===================  ===============  ===============
+or deleted. A link that is the key's own file is replaced by a write and
+removed by a delete, never what it names (``docs/guarantees.md``, "Symbolic
+links", has the table).
 
 ``LocalStore(..., outside_links="read")`` follows links out of the root for
 reads (a hierarchy assembled from links to data elsewhere); writes and
@@ -82,8 +73,9 @@ from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 from .._memory import read_buffers
 from .._pool import thread_map
 from ..errors import InvalidKeyError, StoreError
-from .abc import Store, ValueReader, as_buffer
+from .abc import Store, as_buffer
 from .byte_range import ByteRequest, resolve
+from .capabilities import IN_PLACE_READS, PROCESS_LOCKS, ExactReaders, InPlaceReads, ProcessLocks
 from .files import (
     DIR_FLAGS,
     Janitor,
@@ -100,6 +92,7 @@ from .files import (
 )
 from .keys import validate_key, validate_prefix
 from .locks import HAVE_FILE_LOCKS, FileLocks
+from .readers import ValueReader
 
 __all__ = ["LocalStore"]
 
@@ -125,15 +118,14 @@ class _FileReader(ValueReader):
 
     exact = True
     _fd: int | None = None
+    path: str  # the key's file (checked when the reader is made)
 
     def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
-        store: LocalStore = self.store  # type: ignore[assignment]
-        fd, st = store._open_file(self.key, store._path(self.key))
+        fd, self._stat = self.store._open_file(self.key, self.path)  # type: ignore[attr-defined]
         if fd is None:
             return None
         self._fd = fd
-        self._stat = st
-        return store._pread_ranges(self.key, fd, st.st_size, ranges)
+        return self.store._pread_ranges(self.key, fd, self._stat.st_size, ranges)  # type: ignore[attr-defined]
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
         try:
@@ -146,7 +138,7 @@ class _FileReader(ValueReader):
 
     def _same(self) -> bool:
         try:
-            now = os.stat(self.store._path(self.key))  # type: ignore[attr-defined]
+            now = os.stat(self.path)
         except OSError:
             return False
         first = self._stat
@@ -156,7 +148,7 @@ class _FileReader(ValueReader):
 
     def _still_missing(self) -> bool:
         try:
-            os.stat(self.store._path(self.key))  # type: ignore[attr-defined]
+            os.stat(self.path)
         except _MISSING:
             return True
         except OSError:
@@ -169,7 +161,7 @@ class _FileReader(ValueReader):
             os.close(fd)
 
 
-class LocalStore(Store):
+class LocalStore(InPlaceReads, ExactReaders, ProcessLocks, Store):
     """A store whose keys are files under a root directory.
 
     Parameters
@@ -211,6 +203,17 @@ class LocalStore(Store):
 
     supports_partial_reads = True
     listable = True
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Its mixins', less ``process_locks`` where the system has no file
+        locks and ``in_place_reads`` for a subclass reading through its own
+        ``get_many`` (to count or change reads: never read around it)."""
+        caps = super().capabilities - (set() if HAVE_FILE_LOCKS else {PROCESS_LOCKS})
+        return caps if self._reads_own_files() else caps - {IN_PLACE_READS}
+
+    def _reads_own_files(self) -> bool:
+        return type(self).get_many is LocalStore.get_many
 
     def __init__(
         self,
@@ -411,14 +414,13 @@ class LocalStore(Store):
             os.close(fd)
 
     def get_buffers(self, keys: Sequence[str]) -> list[memoryview | None]:
-        """As :meth:`get_many`, read into 64-byte aligned buffers (the kernel
-        copies into them several times faster than into ``malloc``'d memory on
-        the machines measured; ``zarrdask._memory``), returned as read-only
-        memoryviews. The buffers come from :data:`zarrdask._memory.read_buffers`;
-        a caller done with them may give them back there (the chunk engine does),
-        else they are simply freed. A subclass that overrides :meth:`get_many` (to record or
-        change reads) is served by its ``get_many``."""
-        if type(self).get_many is not LocalStore.get_many:
+        """As :meth:`get_many`, read into 64-byte aligned buffers from
+        :data:`zarrdask._memory.read_buffers` (the kernel copies into them
+        several times faster than into ``malloc``'d memory), returned as
+        read-only memoryviews; a caller done with them may give them back
+        there (the chunk engine does). A subclass that overrides
+        :meth:`get_many` (to record or change reads) is served by it."""
+        if not self._reads_own_files():
             return self.get_many(keys)
         return thread_map(self._read_buffer, keys)
 
@@ -430,7 +432,7 @@ class LocalStore(Store):
         ``view.nbytes``, ``view``'s layout does not allow it, or a subclass
         reads through its own :meth:`get_many`) and the caller reads the value
         as usual — which also reports a wrong size."""
-        if type(self).get_many is not LocalStore.get_many:
+        if not self._reads_own_files():
             return None
         fd, st = self._open_file(key, self._path(key))
         if fd is None:
@@ -465,8 +467,9 @@ class LocalStore(Store):
 
     def reader(self, key: str) -> ValueReader:
         """An exact reader: one file descriptor, opened by the first read."""
-        self._path(key)
-        return _FileReader(self, key)
+        reader = _FileReader(self, key)
+        reader.path = self._path(key)
+        return reader
 
     def _stat_size(self, key: str) -> int | None:
         path = self._path(key)

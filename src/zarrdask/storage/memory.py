@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from typing import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
-from .abc import Store, ValueReader, as_buffer, ensure_bytes
+from .abc import Store, as_buffer, ensure_bytes
 from .byte_range import ByteRequest, slice_ranges
+from .capabilities import ExactReaders
 from .keys import validate_key, validate_prefix
+from .readers import ValueReader
 
 __all__ = ["MemoryStore"]
 
@@ -52,7 +54,7 @@ class _HeldValueReader(ValueReader):
         pass  # the value stays referenced: unchanged() compares against it
 
 
-class MemoryStore(Store):
+class MemoryStore(ExactReaders, Store):
     """A store that keeps every value in a ``dict``, or in any other mutable mapping.
 
     Parameters

@@ -3,9 +3,12 @@
 A wrapper forwards every operation, including the batched ones
 (``get_many``, ``get_ranges``, ``set_many``), to the wrapped store, so the
 batching the chunk engine relies on (``ARCHITECTURE.md``, "Concurrency")
-survives wrapping. Capability flags (``writable``, ``listable``,
+survives wrapping. Flags (``writable``, ``listable``,
 ``supports_partial_reads``) are those of the wrapped store, except that
-:class:`ReadOnlyStore` is never writable. ``close()`` closes the wrapped store.
+:class:`ReadOnlyStore` is never writable; so are its capabilities
+(:mod:`zarrdask.storage.capabilities`), except ``in_place_reads``, which
+would read around the wrapper. ``close()`` closes the wrapped store.
+:func:`read_only` gives a read-only view of any store.
 
 Readers and locks are the wrapped store's too: ``reader(key)`` returns the
 wrapped store's reader (exact where it is exact), presented under the key the
@@ -21,11 +24,13 @@ import threading
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ReadOnlyError
-from .abc import Store, ValueReader
+from .abc import Store
 from .byte_range import ByteRequest
+from .capabilities import IN_PLACE_READS, BackgroundUploads, StreamingReads
 from .keys import normalize_path, validate_key, validate_prefix
+from .readers import ValueReader
 
-__all__ = ["WrapperStore", "ReadOnlyStore", "PrefixStore", "CountingStore"]
+__all__ = ["WrapperStore", "ReadOnlyStore", "PrefixStore", "CountingStore", "read_only"]
 
 logger = logging.getLogger("zarrdask.storage")
 
@@ -70,7 +75,7 @@ class ForwardingReader(ValueReader):
         self.inner.close()
 
 
-class WrapperStore(Store):
+class WrapperStore(StreamingReads, BackgroundUploads, Store):
     """Base class of stores that forward everything to ``self.store``.
 
     Parameters
@@ -96,9 +101,11 @@ class WrapperStore(Store):
     def supports_partial_reads(self) -> bool:
         return self.store.supports_partial_reads
 
-    @property  # type: ignore[override]
-    def latency_bound(self) -> bool:
-        return self.store.latency_bound
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The wrapped store's, but ``in_place_reads`` (it would read around
+        this wrapper): streamed reads and background uploads go through it."""
+        return self.store.capabilities - {IN_PLACE_READS}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.store!r})"
@@ -151,8 +158,12 @@ class WrapperStore(Store):
     def reader(self, key: str) -> ValueReader:
         return self.store.reader(key)
 
-    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
-        return self.store.iter_many(self._inner_keys([validate_key(key) for key in keys]))
+    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
+        """The wrapped store's streamed reads (where it declares ``streaming``)."""
+        keys = self._inner_keys([validate_key(key) for key in keys])
+        if isinstance(self.store, StreamingReads):
+            return self.store.iter_many(keys, limit)
+        return enumerate(self.store.get_many(keys))
 
     def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         keys = [validate_key(key) for key in keys]
@@ -208,8 +219,20 @@ class ReadOnlyStore(WrapperStore):
     def delete_prefix(self, prefix: str) -> None:
         raise self._refuse(prefix)
 
-    def with_read_only(self) -> Store:
-        return self
+
+
+def read_only(store: Store) -> Store:
+    """A read-only view of ``store``: ``store`` itself if it is a
+    :class:`ReadOnlyStore`, else one wrapping it.
+
+    Examples
+    --------
+    >>> from zarrdask.storage import MemoryStore
+    >>> ro = read_only(MemoryStore())
+    >>> ro.writable, read_only(ro) is ro
+    (False, True)
+    """
+    return store if isinstance(store, ReadOnlyStore) else ReadOnlyStore(store)
 
 
 class PrefixStore(WrapperStore):
@@ -439,11 +462,11 @@ class CountingStore(WrapperStore):
     def get(self, key: str) -> bytes | None:
         return self.get_many([key])[0]
 
-    def iter_many(self, keys: Sequence[str]) -> Iterator[tuple[int, bytes | None]]:
+    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
         keys = list(keys)
         self._add(get_many_calls=1, keys_requested=len(keys))
         self._log("get_many (streamed) %d keys %s", len(keys), self._shown(keys))
-        for i, value in self.store.iter_many(keys):
+        for i, value in super().iter_many(keys, limit):
             if value is not None:
                 self._add(bytes_read=len(value))
             yield i, value

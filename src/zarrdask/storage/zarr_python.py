@@ -71,9 +71,11 @@ from types import SimpleNamespace
 from typing import Any, Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..errors import StoreError, ZarrdaskError
-from .abc import Store, ValueReader, ensure_bytes
+from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, resolve
+from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, StreamingReads
 from .keys import validate_key, validate_prefix
+from .readers import ValueReader
 from .retry import RetriesExhausted, RetryPolicy, describe, is_transient, retry_call
 
 __all__ = ["ZarrPythonStore", "ZarrPythonLocation", "is_zarr_python_store", "zarr_python_location",
@@ -195,7 +197,7 @@ async def _collect(listing: Callable[..., Any], *args: Any) -> list[str]:
     return [key async for key in listing(*args)]
 
 
-class ZarrPythonStore(Store):
+class ZarrPythonStore(StreamingReads, BackgroundUploads, Store):
     """A zarrdask store over a zarr-python 3 store.
 
     Parameters
@@ -219,6 +221,10 @@ class ZarrPythonStore(Store):
         From the zarr-python store: not ``read_only`` and ``supports_writes``;
         ``supports_listing``; ``supports_partial_reads`` if the store has that
         attribute, else True (every zarr-python store takes byte ranges).
+    capabilities : frozenset of str
+        ``streaming`` and ``background_uploads`` over zarr-python's
+        ``FsspecStore`` and ``ObjectStore`` (requests wait on a network);
+        none otherwise.
 
     Notes
     -----
@@ -256,7 +262,11 @@ class ZarrPythonStore(Store):
         self.listable = bool(zarr_store.supports_listing)
         self.supports_partial_reads = bool(getattr(zarr_store, "supports_partial_reads", True))
         # zarr-python's stores over fsspec or obstore wait on a network
-        self.latency_bound = type(zarr_store).__name__ in ("FsspecStore", "ObjectStore")
+        self._remote = type(zarr_store).__name__ in ("FsspecStore", "ObjectStore")
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({STREAMING, BACKGROUND_UPLOADS}) if self._remote else frozenset()
 
     @property
     def supports_consolidated_metadata(self) -> bool:

@@ -66,10 +66,12 @@ from collections import Counter
 from typing import Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import StoreError
-from .abc import Store, ValueReader, ensure_bytes
+from .abc import Store, ensure_bytes
 from .byte_range import ByteRequest, resolve, slice_ranges
+from .capabilities import ExactReaders
 from .files import pread_all
 from .keys import key_problem, validate_key, validate_prefix
+from .readers import ValueReader
 
 __all__ = ["ZipStore"]
 
@@ -128,7 +130,7 @@ class _MemberReader(ValueReader):
             os.close(fd)
 
 
-class ZipStore(Store):
+class ZipStore(ExactReaders, Store):
     """A store backed by one zip file.
 
     Parameters

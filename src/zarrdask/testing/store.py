@@ -10,7 +10,11 @@ with ``None`` for missing keys, byte-range requests with HTTP-style clipping
 listing, deletion, read-only behaviour, key validation and pickling; and the
 reliability contract: readers (``Store.reader``) that keep to the version of a
 value their first read saw or say that it changed, and exclusive key locks
-(``Store.locked``) for read-modify-write.
+(``Store.locked``) for read-modify-write. Every optional capability the store
+declares (``store.capabilities``: in-place reads, streaming, background
+uploads, exact readers, cross-process locks; :mod:`zarrdask.storage.capabilities`)
+is checked too (:mod:`zarrdask.testing.store_capabilities`); a store that
+declares none needs only the required interface.
 
 Optional hooks:
 
@@ -66,6 +70,7 @@ import pytest
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
 from ..storage.abc import Store
 from ..storage.byte_range import OffsetRequest, RangeRequest, SuffixRequest
+from .store_capabilities import CapabilityConformanceTests
 
 __all__ = ["StoreConformanceTests", "SAMPLE", "INVALID_KEYS"]
 
@@ -105,7 +110,7 @@ def _b(value: object) -> bytes | None:
     return None if value is None else bytes(value)  # type: ignore[arg-type]
 
 
-class StoreConformanceTests:
+class StoreConformanceTests(CapabilityConformanceTests):
     """Tests every :class:`~zarrdask.storage.abc.Store` must pass.
 
     See the module documentation for the fixtures and flags a subclass sets.

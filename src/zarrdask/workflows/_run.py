@@ -76,8 +76,8 @@ def copy_block(source: Any, target: Any, region: tuple[slice, ...], *after: Any)
     chunk (:func:`zarrdask.workflows.plan.task_overhead`); freed memory goes back
     to the system (:func:`zarrdask._memory.return_freed_memory`)."""
     from .._memory import return_freed_memory
-    from .._pool import single_threaded
+    from ..core.options import EngineOptions
 
     return_freed_memory()
-    with single_threaded(one_chunk=True):
-        target.set_basic_selection(region, source.get_basic_selection(region))
+    options = EngineOptions(threads=1, one_chunk=True)
+    target.set_basic_selection(region, source.get_basic_selection(region, options=options), options=options)

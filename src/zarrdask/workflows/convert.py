@@ -36,7 +36,7 @@ from xarray.backends.zarr import FillValueCoder
 
 from ..chunking.rectilinear import is_regular, normalize_chunks
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
-from ..codecs.chain_validate import place_codecs
+from ..codecs.chain_validate import assign_kinds
 from ..codecs.registry import codec_from_json
 from ..core.api import open as open_node
 from ..core.array import Array
@@ -323,7 +323,7 @@ def _serializer_index(node: ArraySpecV3, codecs: list[dict[str, Any]], chunks: t
     codecs as an opened array does)."""
     dtype = ArrayMetadataV3.from_json(node.metadata_document(), key=f"{path}/zarr.json").dtype
     where = f"array {path!r}"
-    placed = place_codecs([codec_from_json(c, key=where) for c in codecs], key=where, spec=ChunkSpec(chunks, dtype, None))
+    placed = assign_kinds([codec_from_json(c, key=where) for c in codecs], key=where, spec=ChunkSpec(chunks, dtype, None))
     for i, c in enumerate(placed or ()):
         if isinstance(c, ArrayBytesCodec):
             return i
@@ -381,7 +381,7 @@ def _array_pairs(src: Array | Group, dst: Array | Group) -> Iterator[tuple[Array
 def _blocks(array: Array, block_bytes: int) -> Iterator[tuple[tuple[slice, ...], list[str]]]:
     """The array's copy blocks (one per shard; whole chunks up to ``block_bytes``
     when unsharded) and the keys each one writes."""
-    layout = array._layout
+    layout = array.layout
     if array.chunk_grid == "rectilinear":  # one block per stored chunk (shard)
         rgrid = array.layout.grid
         for coords in rgrid.all_chunk_coords():
@@ -430,10 +430,11 @@ def _digest(block: Any) -> bytes:
 
 
 def _digests(src: Array, dst: Array, region: tuple[slice, ...]) -> tuple[bytes, bytes]:
-    from .._pool import single_threaded
+    from ..core.options import EngineOptions
 
-    with single_threaded():
-        return _digest(src[region]), _digest(dst[region])
+    serial = EngineOptions(threads=1)  # a dask task: dask runs the tasks in parallel
+    return (_digest(src.get_basic_selection(region, options=serial)),
+            _digest(dst.get_basic_selection(region, options=serial)))
 
 
 def _verify(pairs: list[tuple[Array, Array]], block_bytes: int, progress: bool,

@@ -152,8 +152,8 @@ def _numcodecs_codec(config: dict[str, Any], spec: Any, default_kind: str, where
     try:
         special = SPECIAL_CLASSES.get(codec_id)
         kind = special.kind if special is not None else classify(get_numcodec(config), spec.dtype, PREFIX + codec_id)
-        codec = numcodecs_codec(codec_id, conf, kind=kind).evolve(spec)
-        out = codec.resolve(spec) if kind == "array_array" else spec
+        codec = numcodecs_codec(codec_id, conf, kind=kind).complete(spec)
+        out = codec.encoded_spec(spec) if kind == "array_array" else spec
     except (CodecError, UnknownCodecError, TypeError, ValueError) as e:
         raise CodecError(f"{where}: codec {codec_id!r} {conf}: {e}") from None
     return codec.to_json(), kind, out
@@ -166,7 +166,7 @@ def _compressor(config: dict[str, Any], spec: Any, where: str) -> tuple[dict[str
             codec = codec_from_json(numcodecs.get_codec(dict(config)), key=where)
         except (ValueError, TypeError) as e:
             raise CodecError(f"{where}: compressor {config}: {e}") from None
-        return codec.evolve(spec).to_json(), "bytes_bytes"
+        return codec.complete(spec).to_json(), "bytes_bytes"
     codec_json, kind, _ = _numcodecs_codec(config, spec, "bytes_bytes", where)
     if kind == "array_array":
         raise CodecError(f"{where}: compressor {config['id']!r} encodes arrays to arrays, not to bytes")

@@ -14,14 +14,16 @@ Tested example configuration (the spec's)::
                          {"name": "crc32c"}],
         "index_location": "end"}}
 
-Reading part of a shard (:meth:`ShardingCodec.decode_partial`) fetches the index
-with one prefix or suffix range request (its size follows from the index
-codecs), then only the inner chunks needed, with byte ranges that lie close
-together (setting ``coalesce_gap``) merged into one request; all of them go to
-the store in one ``get_ranges`` call, which remote stores serve concurrently.
-:meth:`ShardingCodec.partial_steps` is the same read as a generator of
-request batches, so the engine can read the indexes of every shard a
-selection touches in one batch, then all their inner chunks in another.
+Reading part of a shard (the codec's
+:class:`~zarrdask.codecs.abc.PartialDecode` capability:
+:meth:`ShardingCodec.partial_steps`) fetches the index with one prefix or
+suffix range request (its size follows from the index codecs), then only the
+inner chunks needed, with byte ranges that lie close together (setting
+``coalesce_gap``) merged into one request; all of them go to the store in one
+``get_ranges`` call, which remote stores serve concurrently. The read is a
+generator of request batches, so the engine reads the indexes of every shard
+a selection touches in one batch, then all their inner chunks in another
+(``decode_partial`` runs it against one reader).
 
 Writing part of a shard (:meth:`ShardingCodec.encode_partial`) re-encodes only
 the inner chunks the write touches and copies the others' bytes unchanged.
@@ -32,7 +34,7 @@ left out; readers accept any order and gaps.
 from __future__ import annotations
 
 import math
-from typing import Any, Generator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -41,8 +43,9 @@ from ..._pool import thread_map
 from ...errors import CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...metadata.limits import check_chunk_bytes
-from ...storage.byte_range import ByteRequest, RangeRequest, SuffixRequest, coalesce
-from ..abc import ArrayBytesCodec, ChunkSpec, Codec, RangeReader, update_chunk
+from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
+from ...storage.readers import RangeReader
+from ..abc import ArrayBytesCodec, ChunkSpec, Codec, PartialDecode, PartialSteps, update_chunk
 from ..chain import CodecChain, PendingCodecChain
 from .index import MAX_UINT64, ShardIndex
 
@@ -72,7 +75,7 @@ def _default_index_codecs() -> list[Codec]:
     return [BytesCodec(endian="little"), Crc32cCodec()]
 
 
-class ShardingCodec(ArrayBytesCodec):
+class ShardingCodec(PartialDecode, ArrayBytesCodec):
     """``sharding_indexed``: inner chunks of ``chunk_shape`` in one stored shard.
 
     Parameters
@@ -89,7 +92,6 @@ class ShardingCodec(ArrayBytesCodec):
     """
 
     name = "sharding_indexed"
-    supports_partial_decode = True
 
     def __init__(
         self,
@@ -178,18 +180,18 @@ class ShardingCodec(ArrayBytesCodec):
         self.index_chain.validate(self._index_spec(spec))
         self.index_size(spec)
 
-    def place(self, spec: ChunkSpec) -> "ShardingCodec":
-        inner = self.codec_chain.place(self._inner_spec(spec))
-        index = self.index_chain.place(self._index_spec(spec))
+    def bind(self, spec: ChunkSpec) -> "ShardingCodec":
+        inner = self.codec_chain.bind(self._inner_spec(spec))
+        index = self.index_chain.bind(self._index_spec(spec))
         if inner is self.codec_chain and index is self.index_chain:
             return self
         return ShardingCodec(self.chunk_shape, inner, index, self.index_location)
 
-    def evolve(self, spec: ChunkSpec) -> "ShardingCodec":
+    def complete(self, spec: ChunkSpec) -> "ShardingCodec":
         return ShardingCodec(
             self.chunk_shape,
-            self.codec_chain.evolve(self._inner_spec(spec)),
-            self.index_chain.evolve(self._index_spec(spec)),
+            self.codec_chain.complete(self._inner_spec(spec)),
+            self.index_chain.complete(self._index_spec(spec)),
             self.index_location,
         )
 
@@ -315,25 +317,16 @@ class ShardingCodec(ArrayBytesCodec):
         stored = ~index.is_empty()
         return int((stored & within.reshape(-1)).sum() if within is not None else stored.sum())
 
-    def decode_partial(
-        self, reader: RangeReader, spec: ChunkSpec, proj: ChunkProjection, key: str = ""
-    ) -> np.ndarray | None:
-        steps = self.partial_steps(spec, proj, key)
-        try:
-            requests = next(steps)
-            while True:
-                requests = steps.send(reader.read(requests))
-        except StopIteration as done:
-            return done.value
+    def partial_steps(self, spec: ChunkSpec, proj: ChunkProjection, key: str = "") -> PartialSteps:
+        """The read of ``proj``'s part of a shard in two steps: the index, then
+        the inner chunks it needs (coalesced); the generator yields the byte
+        ranges, is sent their bytes (``None``: no shard) and returns the
+        decoded part. A caller reading many shards runs every shard's first
+        step as one batch, then every second step, so the round trips do not
+        add up."""
+        return self._partial_steps(spec, proj, key)
 
-    def partial_steps(
-        self, spec: ChunkSpec, proj: ChunkProjection, key: str = ""
-    ) -> Generator[list[ByteRequest], list[bytes] | None, np.ndarray | None]:
-        """:meth:`decode_partial` as steps: the generator yields the byte
-        ranges it needs next (the index; then the inner chunks, coalesced), is
-        sent their bytes (``None``: no shard) and returns the decoded part.
-        A caller reading many shards runs every shard's first step as one
-        batch, then every second step, so the round trips do not add up."""
+    def _partial_steps(self, spec: ChunkSpec, proj: ChunkProjection, key: str) -> PartialSteps:
         size = self.index_size(spec)
         request = RangeRequest(0, size) if self.index_location == "start" else SuffixRequest(size)
         got = yield [request]

@@ -1,4 +1,8 @@
-"""Small buffer helpers shared by the codec modules (no codec logic here)."""
+"""Buffers for codecs and their callers: flat byte views of any buffer
+(:func:`byte_view`), copying a decoded result into a caller's buffer after a
+size check (:func:`write_into`, :func:`size_error`), and reusable per-thread
+scratch arrays to decode a chunk into before copying part of it elsewhere
+(:func:`scratch_array`). No codec logic here."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import CorruptChunkError
+
+__all__ = ["byte_view", "size_error", "write_into", "scratch_array"]
 
 
 def byte_view(data: Any) -> memoryview:
