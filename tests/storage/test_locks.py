@@ -132,12 +132,12 @@ def test_lock_files_are_invisible_to_zarr_python(tmp_path):
 def test_locks_are_shared_per_location_and_leave_no_entries(tmp_path):
     data: dict = {}
     one, two = MemoryStore(data), MemoryStore(data)
-    assert one._lock_space() == two._lock_space() != MemoryStore()._lock_space()
-    assert LocalStore(tmp_path)._lock_space() == LocalStore(f"{tmp_path}/")._lock_space()
+    assert one.location == two.location != MemoryStore().location
+    assert LocalStore(tmp_path).location == LocalStore(f"{tmp_path}/").location
     assert PrefixStore(one, "p")._inner_keys(["k"]) == ["p/k"]
     with one.locked(["a", "b"]):
         assert {key for (_space, key) in locks._table} >= {"a", "b"}
-    assert not [name for name in locks._table if name[0] == one._lock_space()]
+    assert not [name for name in locks._table if name[0] == one.location]
 
 
 def test_read_only_local_store_cannot_lock(tmp_path):

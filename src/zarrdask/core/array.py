@@ -233,7 +233,7 @@ class Array(Node):
         """The number of shards, or ``None`` when the array is not sharded."""
         return self.layout.grid.nchunks if self.shards else None
 
-    def _stored_keys(self) -> list[str]:
+    def stored_keys(self) -> list[str]:
         """The keys of the stored chunks (shards, when sharded) inside the grid."""
         layout = self.layout
         grid = layout.grid.grid_shape
@@ -247,13 +247,13 @@ class Array(Node):
     @property
     def nshards_initialized(self) -> int | None:
         """The number of stored shards, or ``None`` when the array is not sharded."""
-        return len(self._stored_keys()) if self.shards else None
+        return len(self.stored_keys()) if self.shards else None
 
     @property
     def nchunks_initialized(self) -> int:
         """The number of chunks that hold a stored value (for sharded arrays, the
         non-empty inner chunks, counted from every stored shard's index)."""
-        keys = self._stored_keys()
+        keys = self.stored_keys()
         sharding = self._sharding
         if sharding is None:
             return len(keys)
@@ -713,12 +713,8 @@ class Array(Node):
         import json
 
         # where the data lives (not how it was opened: read-only or not reads the same)
-        store = self._store
-        while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
-            store = store.store
-        where = getattr(store, "root", None) or getattr(store, "path", None) or id(store)
         meta = json.dumps(self._metadata.to_json(), sort_keys=True, default=str)
-        return ("zarrdask.Array", type(store).__name__, where, self._path, meta)
+        return ("zarrdask.Array", self._store.location, self._path, meta)
 
     def __getstate__(self) -> dict[str, Any]:
         return {

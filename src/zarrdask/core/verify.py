@@ -158,7 +158,7 @@ def stored_chunk_keys(array: Array) -> list[str]:
     list of str
     """
     if array.store.listable:
-        return sorted(array._stored_keys())
+        return sorted(array.stored_keys())
     layout = array.layout
     return [layout.chunk_key(c) for c in grid_for(array.shape, array.unit_grid).all_chunk_coords()]
 

@@ -260,11 +260,14 @@ class Store(ABC):
         names = sorted({validate_key(key) for key in keys})
         if names:
             self._check_writable(names[0])
-        return hold(self._lock_space(), names, self._file_locks() if across_processes else None)
+        return hold(self.location, names, self._file_locks() if across_processes else None)
 
-    def _lock_space(self) -> Hashable:
-        """Where the data lives, for in-process locks: store objects over the
-        same data must return equal values. The default is this object."""
+    @property
+    def location(self) -> Hashable:
+        """Where the data lives: equal for store objects over the same data (a
+        directory's real path, a bucket and prefix, a dict's identity), whatever
+        the object and however it was opened. In-process locks, dask tokens and
+        the checks that two stores are distinct use it. The default is this object."""
         return (type(self).__module__, type(self).__qualname__, id(self))
 
     def _file_locks(self) -> "FileLocks | None":

@@ -467,7 +467,8 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
             return super().reader(key)
         return ConditionalReader(self, key, backend)
 
-    def _lock_space(self) -> Hashable:
+    @property
+    def location(self) -> Hashable:
         endpoint = self.storage_options.get("endpoint_url") or getattr(self._fs, "endpoint_url", None)
         return ("fsspec", self.protocol, str(endpoint), self._prefix)
 

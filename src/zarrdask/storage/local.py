@@ -774,8 +774,8 @@ class LocalStore(InPlaceReads, ExactReaders, ProcessLocks, Store):
     def _child_link_listed(self, path: str) -> bool:
         return self.outside_links == "read" or self._inside(os.path.realpath(path))
 
-    # -- locks -------------------------------------------------------------
-    def _lock_space(self) -> Hashable:
+    @property  # where the data lives: locks, tokens
+    def location(self) -> Hashable:
         return ("local", self._realroot())
 
     def _file_locks(self) -> FileLocks | None:

@@ -8,7 +8,7 @@ holds an exclusive lock on each key for the duration of a ``with`` block.
 
 In-process locks
     Re-entrant thread locks, one per key, in a table keyed by the store's
-    *location* (``Store._lock_space()``: the root directory of a
+    *location* (``Store.location``: the root directory of a
     ``LocalStore``, the mapping of a ``MemoryStore``, the URL of an
     ``FsspecStore``, ...) and the key, so two store objects over the same
     data share them. Entries exist only while held or awaited.

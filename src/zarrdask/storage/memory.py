@@ -140,7 +140,8 @@ class MemoryStore(ExactReaders, Store):
         """An exact reader: holds the value object its first read finds."""
         return _HeldValueReader(self, validate_key(key))
 
-    def _lock_space(self) -> Hashable:
+    @property
+    def location(self) -> Hashable:
         return ("memory", id(self._data))
 
     def exists(self, key: str) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ReadOnlyError
 from .abc import Store
@@ -174,6 +174,11 @@ class WrapperStore(StreamingReads, BackgroundUploads, Store):
     def _inner_keys(self, keys: list[str]) -> list[str]:
         """The wrapped store's names of ``keys``."""
         return keys
+
+    @property
+    def location(self) -> Hashable:
+        """The wrapped store's: a wrapper changes how the data is reached, not where it lives."""
+        return self.store.location
 
     def close(self) -> None:
         self.store.close()
@@ -337,6 +342,10 @@ class PrefixStore(WrapperStore):
 
     def _inner_keys(self, keys: list[str]) -> list[str]:
         return [self._head + key for key in keys]
+
+    @property
+    def location(self) -> Hashable:
+        return (self.store.location, self._head)
 
 
 _COUNTERS = (

@@ -471,7 +471,8 @@ class ZarrPythonStore(StreamingReads, BackgroundUploads, Store):
             return LocalStore(self.zarr_store.root, read_only=True, outside_links="read").reader(key)
         return super().reader(key)
 
-    def _lock_space(self) -> Hashable:
+    @property
+    def location(self) -> Hashable:
         # zarr-python stores name their data in str(): "file:///root", "memory://<id of the dict>", ...
         return ("zarr-python", type(self.zarr_store).__qualname__, str(self.zarr_store))
 

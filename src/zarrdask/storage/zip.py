@@ -432,7 +432,8 @@ class ZipStore(ExactReaders, Store):
         """An exact reader of the member the first read finds (see the module documentation)."""
         return _MemberReader(self, validate_key(key))
 
-    def _lock_space(self) -> Hashable:
+    @property
+    def location(self) -> Hashable:
         return ("zip", os.path.realpath(self.path))
 
     def exists(self, key: str) -> bool:

@@ -357,7 +357,7 @@ def _copy_tasks(pairs: list[tuple[Array, Array]], block_bytes: int) -> tuple[lis
     blocks are skipped because every key they write exists (a resumed conversion)."""
     tasks, skipped = [], 0
     for s, d in pairs:
-        done = set(d._stored_keys())
+        done = set(d.stored_keys())
         for region, keys in _blocks(d, block_bytes):
             if keys and all(k in done for k in keys):
                 skipped += 1

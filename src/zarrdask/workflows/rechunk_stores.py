@@ -16,14 +16,6 @@ from ..storage.keys import join_path
 __all__ = ["check_free", "remove_array", "target_and_temp"]
 
 
-def _location(store: Any) -> Any:
-    """``(store class, root)`` of the store under any wrappers, or ``None`` when it has no location."""
-    while hasattr(store, "store") and not hasattr(store, "root"):  # wrappers
-        store = store.store
-    loc = getattr(store, "root", None) or getattr(store, "path", None)
-    return None if loc is None else (type(store).__name__, loc)
-
-
 def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
                     storage_options: dict[str, Any] | None) -> tuple[Any, Any]:
     """The target and intermediate stores, checked: distinct, nothing at the target path."""
@@ -39,7 +31,7 @@ def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
 
 
 def _same_store(a: Any, b: Any) -> bool:
-    return a is b or (_location(a) is not None and _location(a) == _location(b))
+    return a is b or a.location == b.location
 
 
 def check_free(store: Any, path: str, what: str) -> None:
@@ -56,5 +48,5 @@ def check_free(store: Any, path: str, what: str) -> None:
 def remove_array(a: Array, _after: Any = None) -> None:
     """Delete the array ``a``: its stored chunks and its metadata (an
     intermediate array, once the stage reading it is done)."""
-    keys = a._stored_keys() + [join_path(a.path, name) for name in (ZARR_JSON, ZARRAY, ZATTRS)]
+    keys = a.stored_keys() + [join_path(a.path, name) for name in (ZARR_JSON, ZARRAY, ZATTRS)]
     a.store.delete_many(keys)
