@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 xr = pytest.importorskip("xarray")
-import pandas as pd  # noqa: E402  (xarray's dependency)
+pd = pytest.importorskip("pandas")
 
 #: the ways users hand references to zarrdask
 FORMS = ("mapper", "url", "filesystem", "fs_mapper", "chained")

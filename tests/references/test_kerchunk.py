@@ -14,7 +14,14 @@ import warnings
 
 import pytest
 
-from ._sources import FORMS, dump, kerchunk_refs, open_references, open_with_zarr_python, xr
+from ._sources import (
+    FORMS,
+    dump,
+    kerchunk_refs,
+    open_references,
+    open_with_zarr_python,
+    xr,
+)
 
 pytest.importorskip("kerchunk")
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import zarrdask
-from zarrdask.storage import ReferenceStore
+from zarrdask.storage import store_from
 
 from ._sources import dump, kerchunk_refs, open_references, xr
 
@@ -76,7 +76,7 @@ def test_chunks_of_one_target_file_are_one_batch(source, faulty_http):
     """Six chunks of one file are handed to the reference file system in one
     call: it merges their adjacent ranges into one request."""
     refs = served(source, faulty_http)
-    store = ReferenceStore(storage_options={"fo": refs, "remote_protocol": "http"})
+    store = store_from("reference://", storage_options={"fo": refs, "remote_protocol": "http"})
     assert "streaming" in store.capabilities  # the engine streams from a remote target
     array = zarrdask.open_array(store, path="temp", mode="r")
     faulty_http.log.clear()
@@ -90,7 +90,7 @@ def test_unmerged_ranges_of_one_target_file_are_concurrent(source, faulty_http):
     """Without merging (``max_gap=-1``) every chunk is a request of its own,
     and they are in flight together, not one after another."""
     refs = served(source, faulty_http)
-    store = ReferenceStore(storage_options={"fo": refs, "remote_protocol": "http", "max_gap": -1})
+    store = store_from("reference://", storage_options={"fo": refs, "remote_protocol": "http", "max_gap": -1})
     array = zarrdask.open_array(store, path="temp", mode="r")
     faulty_http.delay = 0.1
     faulty_http.log.clear()
@@ -110,7 +110,7 @@ def test_several_target_files_are_fetched_concurrently(sources, faulty_http):
         shutil.copyfile(source.path, faulty_http.root / f"part{i}.nc")
     combined = utils.rename_target(combined, {str(s.path): f"{faulty_http.url}/part{i}.nc"
                                               for i, s in enumerate(sources)})
-    store = ReferenceStore(storage_options={"fo": combined, "remote_protocol": "http"})
+    store = store_from("reference://", storage_options={"fo": combined, "remote_protocol": "http"})
     array = zarrdask.open_array(store, path="temp", mode="r")
     faulty_http.delay = 0.2
     faulty_http.log.clear()

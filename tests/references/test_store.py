@@ -16,7 +16,13 @@ from fsspec.implementations.reference import ReferenceFileSystem
 
 import zarrdask
 from zarrdask.errors import ReadOnlyError, StoreError
-from zarrdask.storage import FsspecStore, RangeRequest, ReferenceStore, SuffixRequest, store_from
+from zarrdask.storage import (
+    FsspecStore,
+    RangeRequest,
+    ReferenceStore,
+    SuffixRequest,
+    store_from,
+)
 
 from ._sources import dump, kerchunk_refs, open_references, xr
 
@@ -243,6 +249,8 @@ def test_bad_references_file(tmp_path, bad):
 def test_not_a_reference_url_or_file_system():
     with pytest.raises(ValueError, match="reference://"):
         ReferenceStore("s3://bucket/refs.json")
+    with pytest.raises(ValueError, match="'fo'.*remote_protocol"):
+        store_from("reference://", storage_options={"remote_protocol": "s3"})
     with pytest.raises(TypeError, match="ReferenceFileSystem"):
         ReferenceStore.from_filesystem(fsspec.filesystem("memory"))
 

@@ -18,7 +18,8 @@ over one, with what a reference set needs on top:
   reference file system or target made for asynchronous use
   (``asynchronous=True`` in the options, or a file system object made so,
   as zarr-python needs) is made again with the same options for blocking use;
-  targets on S3 get a connection pool sized for ``io_concurrency``;
+  targets on S3 (``remote_protocol="s3"``) get a connection pool sized for
+  ``io_concurrency``;
 * **batched by target file**: ``get_many`` hands every key to one
   ``ReferenceFileSystem.cat`` call, which groups the references by target,
   merges nearby byte ranges and fetches them with one ``cat_ranges`` call on
@@ -46,7 +47,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from typing import Any
 
 import fsspec
 from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
@@ -59,7 +61,7 @@ from .byte_range import ByteRequest, slice_ranges
 from .capabilities import STREAMING
 from .fsspec import FsspecStore, pooled_options, waits_on_network
 
-__all__ = ["ReferenceStore", "is_reference_url", "is_reference_fs", "blocking_fs", "blocking_options"]
+__all__ = ["ReferenceStore", "blocking_fs", "blocking_options", "is_reference_fs", "is_reference_url"]
 
 #: where kerchunk's parquet layout keeps its index (and zarr v2 its consolidated metadata)
 ZMETADATA = ".zmetadata"
@@ -207,10 +209,15 @@ class ReferenceStore(FsspecStore):
 
     supports_consolidated_metadata = False
 
-    def __init__(self, url: str = "reference://", *, storage_options: dict[str, Any] | None = None,
-                 read_only: bool = True) -> None:
+    def __init__(self, url: str = "reference://", *, storage_options: dict[str, Any] | None = None) -> None:
         if not isinstance(url, str) or not is_reference_url(url):
             raise ValueError(f"ReferenceStore needs a 'reference://' URL (or 'reference::<url>'), got {url!r}")
+        options = storage_options or {}
+        if "::" not in url and "fo" not in options:
+            raise ValueError(
+                f"{url!r} needs the references as storage_options={{'fo': ...}}: a JSON file's path or "
+                f"URL, a dict, or a parquet reference directory (got the options {sorted(options)})"
+            )
         self.url = url
         self.storage_options = blocking_options(storage_options or {})
         fs, root = self._open(url, self.storage_options)
@@ -226,7 +233,7 @@ class ReferenceStore(FsspecStore):
             raise StoreError(f"cannot open the references {shown} ({url!r}): {type(e).__name__}: {e}") from e
 
     @classmethod
-    def from_filesystem(cls, fs: Any, root: str = "", *, read_only: bool = True) -> "ReferenceStore":
+    def from_filesystem(cls, fs: Any, root: str = "", *, read_only: bool = True) -> ReferenceStore:
         """A store over a ``ReferenceFileSystem`` (made again for blocking use
         if it was made for asynchronous use), rooted at ``root``."""
         if not is_reference_fs(fs):
