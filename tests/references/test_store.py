@@ -220,6 +220,20 @@ def test_iter_many_is_one_cat_call_per_target_file(sources, monkeypatch):
 
 
 # -- what is accepted, and errors --------------------------------------------------
+def test_fsspec_store_at_the_root_of_a_file_system_without_leading_slashes(refs):
+    """The cause of "No group found" on main: at the root of a file system whose
+    paths have no leading slash (references, object stores) every path was
+    looked for under "/"."""
+    fs = fsspec.filesystem("reference", fo=refs)
+    store = FsspecStore.from_filesystem(fs, "")
+    assert store.get(".zgroup") == b'{"zarr_format":2}'
+    assert "temp" in store.list_dir("") and "temp/.zarray" in set(store.list())
+    memory = fsspec.filesystem("memory")  # root marker "/": paths there are unchanged
+    FsspecStore.from_filesystem(memory, "").set("refs-root-test", b"x")
+    assert memory.cat("/refs-root-test") == b"x"
+    memory.rm("/refs-root-test")
+
+
 def test_store_from_takes_file_system_objects(tmp_path):
     fs = fsspec.filesystem("memory")
     fs.pipe("/refs-test/a/.zgroup", b'{"zarr_format": 2}')

@@ -61,7 +61,15 @@ from .byte_range import ByteRequest, slice_ranges
 from .capabilities import STREAMING
 from .fsspec import FsspecStore, pooled_options, waits_on_network
 
-__all__ = ["ReferenceStore", "blocking_fs", "blocking_options", "is_reference_fs", "is_reference_url"]
+__all__ = [
+    "ReferenceStore",
+    "as_consolidated",
+    "blocking_fs",
+    "blocking_options",
+    "fingerprint",
+    "is_reference_fs",
+    "is_reference_url",
+]
 
 #: where kerchunk's parquet layout keeps its index (and zarr v2 its consolidated metadata)
 ZMETADATA = ".zmetadata"
@@ -134,8 +142,8 @@ def _plain(value: Any) -> Any:
         return [type(value).__qualname__, value.storage_args, value.storage_options]
     if isinstance(value, Mapping):
         return {str(k): v for k, v in value.items()}
-    if isinstance(value, (tuple, set, frozenset)):
-        return sorted(value, key=repr) if isinstance(value, (set, frozenset)) else list(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(map(repr, value))
     return repr(value)
 
 
@@ -219,7 +227,7 @@ class ReferenceStore(FsspecStore):
                 f"URL, a dict, or a parquet reference directory (got the options {sorted(options)})"
             )
         self.url = url
-        self.storage_options = blocking_options(storage_options or {})
+        self.storage_options = blocking_options(options)
         fs, root = self._open(url, self.storage_options)
         self._setup(fs, root, True)
 
