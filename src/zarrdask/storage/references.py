@@ -51,7 +51,6 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import fsspec
-from fsspec.implementations.asyn_wrapper import AsyncFileSystemWrapper
 from fsspec.implementations.reference import LazyReferenceMapper, ReferenceFileSystem
 from fsspec.spec import AbstractFileSystem
 
@@ -358,6 +357,7 @@ class ReferenceStore(FsspecStore):
 
 
 def _unwrapped(fs: Any) -> Any:
-    """The file system an fsspec ``AsyncFileSystemWrapper`` wraps (references
-    wrap blocking targets such as local files in one)."""
-    return fs.sync_fs if isinstance(fs, AsyncFileSystemWrapper) else fs
+    """The file system an fsspec ``AsyncFileSystemWrapper`` wraps (fsspec >=
+    2024.12 wraps blocking targets such as local files in one), else ``fs``."""
+    inner = getattr(fs, "sync_fs", None)
+    return inner if isinstance(inner, AbstractFileSystem) else fs
