@@ -14,7 +14,14 @@ Accepted, as in zarr-python's ``StoreLike``:
   ``LocalStore``, ``FsspecStore``, ``ZipStore``, wrappers and third-party
   stores) — a :class:`~zarrdask.storage.zarr_python.ZarrPythonStore` over it;
 * an fsspec mapper (``fsspec.mapping.FSMap``) — an ``FsspecStore`` over its
-  file system and root;
+  file system and root; an fsspec file system object
+  (``fsspec.AbstractFileSystem``) — the same over its root (``""``, as
+  ``fs.get_mapper("")``);
+* kerchunk / VirtualiZarr references — ``"reference://"`` (with
+  ``storage_options={"fo": ..., "remote_protocol": ..., ...}``) or a chain
+  ``"reference::<url of the references>"``, a mapper over a
+  ``ReferenceFileSystem`` or the file system itself — a read-only
+  :class:`~zarrdask.storage.references.ReferenceStore`, whatever the mode;
 * a ``dict`` or any other ``collections.abc.MutableMapping`` of ``str`` to
   bytes (zarr-python 2 stores, dict-like stores) — a
   :class:`~zarrdask.storage.memory.MemoryStore` using it; a ``dict`` that
@@ -37,12 +44,14 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from fsspec.mapping import FSMap
+from fsspec.spec import AbstractFileSystem
 
 from ..errors import StoreError
 from .abc import Store
 from .fsspec import FsspecStore
 from .local import LocalStore
 from .memory import MemoryStore
+from .references import ReferenceStore, is_reference_fs, is_reference_url
 from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
 from .zip import ZipStore
 
@@ -77,7 +86,7 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
 
     Parameters
     ----------
-    x : Store, str, os.PathLike, zarr.abc.store.Store, fsspec.mapping.FSMap or MutableMapping
+    x : Store, str, os.PathLike, zarr.abc.store.Store, fsspec.mapping.FSMap, fsspec.AbstractFileSystem or MutableMapping
         What to open (see the module documentation).
     mode : {"r", "r+", "a", "w", "w-"}, default "r"
         Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
@@ -126,22 +135,27 @@ def _from_string(x: str, mode: str, storage_options: dict[str, Any] | None) -> S
     if x.startswith("file://") and "::" not in x:
         return _local(x[len("file://"):], mode, x, storage_options)
     if is_url(x):
+        if is_reference_url(x):
+            return ReferenceStore(x, storage_options=storage_options)
         return FsspecStore(x, storage_options=storage_options, read_only=mode == "r")
     return _local(x, mode, x, storage_options)
 
 
 def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None) -> Store:
-    """A store over a zarr-python store, an fsspec mapper or a mapping."""
+    """A store over a zarr-python store, an fsspec mapper or file system, or a mapping."""
     if isinstance(x, dict):  # a dict zarr-python wrote into holds its Buffers: read it as zarr-python does
         x = zarr_python_dict_store(x, read_only=read_only) or x
     if is_zarr_python_store(x):
         _no_storage_options(storage_options, f"storage_options cannot be applied to the zarr-python store "
                                              f"{x!r}; configure the store itself")
         return ZarrPythonStore(x, read_only=read_only)
-    if isinstance(x, FSMap):
-        _no_storage_options(storage_options, "storage_options cannot be applied to an fsspec mapper; "
+    if isinstance(x, (FSMap, AbstractFileSystem)):
+        what = "mapper" if isinstance(x, FSMap) else "file system"
+        _no_storage_options(storage_options, f"storage_options cannot be applied to an fsspec {what}; "
                                              "configure its file system instead")
-        return FsspecStore.from_mapper(x, read_only=read_only)
+        fs, root = (x.fs, x.root) if isinstance(x, FSMap) else (x, "")
+        kind = ReferenceStore if is_reference_fs(fs) else FsspecStore
+        return kind.from_filesystem(fs, root, read_only=read_only)
     if isinstance(x, MutableMapping):
         _no_storage_options(storage_options, f"storage_options cannot be applied to a mapping "
                                              f"({type(x).__name__}); it is used as the store itself")
@@ -149,7 +163,8 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
     raise TypeError(
         f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
         "expected a zarrdask Store, a path or URL string, an os.PathLike, a zarr-python "
-        "store (zarr.abc.store.Store), an fsspec mapper (fsspec.mapping.FSMap), or a dict "
+        "store (zarr.abc.store.Store), an fsspec mapper (fsspec.mapping.FSMap) or file "
+        "system (fsspec.AbstractFileSystem), or a dict "
         "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "
         "accepted as the store of zarrdask.open_array, open_group and friends)"
     )

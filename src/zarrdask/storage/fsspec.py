@@ -54,7 +54,7 @@ from .retry import RetriesExhausted, describe, retry_batch, retry_call
 
 T = TypeVar("T")
 
-__all__ = ["FsspecStore"]
+__all__ = ["FsspecStore", "pooled_options", "waits_on_network"]
 
 #: exceptions a file system raises for a key that does not exist
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
@@ -84,7 +84,13 @@ def _whole_read_kwargs(fs: Any) -> dict[str, Any]:
 _IN_PROCESS = frozenset({"file", "local", "memory"})
 
 
-def _pooled(url: str, options: dict[str, Any]) -> dict[str, Any]:
+def waits_on_network(fs: Any) -> bool:
+    """Whether requests to ``fs`` wait on a network or on a disk served by
+    another process: every protocol but ``file``, ``local`` and ``memory``."""
+    return not set(_protocols(fs)) & _IN_PROCESS
+
+
+def pooled_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with s3fs's connection pool sized for parallel work.
 
     botocore keeps at most 10 connections per client by default, so an S3
@@ -152,7 +158,7 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
             raise TypeError(f"FsspecStore needs a URL string, got {type(url).__name__}")
         self.url: str | None = url
         self.storage_options = dict(storage_options or {})
-        fs, root = fsspec.core.url_to_fs(url, **_pooled(url, self.storage_options))
+        fs, root = fsspec.core.url_to_fs(url, **pooled_options(url, self.storage_options))
         self._setup(fs, root, read_only)
 
     @classmethod
@@ -187,12 +193,15 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
         self.listable = not is_http
         self.writable = not read_only and not is_http
         # The exact string the file system uses for paths under the root:
-        # strip a child path and drop the child's name ("x").
-        self._prefix = fs._strip_protocol(f"{self.root.rstrip('/')}/x")[:-1]
+        # strip a child path and drop the child's name ("x"). At the file
+        # system's own root the child hangs off its root marker: "/x" on local
+        # and memory file systems, "x" where paths have no leading slash
+        # (references, object stores)
+        body = self.root.rstrip("/")
+        self._prefix = fs._strip_protocol(f"{body}/x" if body else f"{fs.root_marker}x")[:-1]
         self._read_kwargs = _whole_read_kwargs(fs)
-        # every protocol but the in-process ones waits on a network or a disk
-        # served by another process: issue its requests concurrently
-        self._remote = not set(_protocols(fs)) & _IN_PROCESS
+        # requests that wait on a network or another process go out concurrently
+        self._remote = waits_on_network(fs)
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -206,7 +215,7 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
         """The fsspec file system (recreated lazily after unpickling)."""
         fs = self._fs
         if fs is None:
-            fs, _ = fsspec.core.url_to_fs(self.url, **_pooled(self.url, self.storage_options))
+            fs, _ = fsspec.core.url_to_fs(self.url, **pooled_options(self.url, self.storage_options))
             self._fs = fs
         return fs
 

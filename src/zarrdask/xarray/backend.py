@@ -32,7 +32,10 @@ too (``encoding["compressors"][0].cname``).
 
 ``filename_or_obj`` may be a path or URL, a zarrdask ``Group``/``Array``/``Store``,
 a zarr-python ``Group``/``Array``/``Store``, xarray's ``ZarrStore``, an fsspec
-mapper or any mutable mapping.
+mapper or file system, or any mutable mapping; kerchunk / VirtualiZarr
+references open as ``"reference://"`` with ``storage_options={"fo": ...}``, or
+as a mapper over (or the) ``ReferenceFileSystem``
+(:class:`~zarrdask.storage.references.ReferenceStore`).
 """
 
 from __future__ import annotations
