@@ -4,7 +4,8 @@ A store maps string keys to byte values (Zarr v2 spec "Storage"; zarr-specs v3
 core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
 :class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ZarrPythonStore`
-(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping).
+(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping),
+:class:`IcechunkSessionStore` (an icechunk session or its store).
 Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
 :class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
 store, mapper or mapping into a store.
@@ -25,6 +26,7 @@ from .abc import Store
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from .factory import store_from
 from .fsspec import FsspecStore
+from .icechunk import IcechunkSessionStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
@@ -47,6 +49,7 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "ZarrPythonStore",
+    "IcechunkSessionStore",
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",
