@@ -33,7 +33,8 @@ that none of its uncommitted chunks is among them
 (:class:`~zarrdask.errors.IcechunkSessionError` otherwise).
 
 The threaded and synchronous schedulers, which run the tasks in the caller's
-process, write straight through the session when the write is computed at once.
+process, write straight through the session when the write is computed at
+once (or, lazily, when the session cannot be forked).
 """
 
 from __future__ import annotations
@@ -72,21 +73,20 @@ def session_forks(store: Store, *, compute: bool, scheduler: Any = None,
                   collections: Iterable[Any] = ()) -> "SessionForks | None":
     """The forks a write into ``store`` goes through, or ``None`` when it writes
     straight into ``store``: ``store`` is no writable icechunk session, or the
-    write is computed at once on a scheduler running in this process, or it is
-    computed later and the session cannot be forked (it then goes to other
-    processes only as the session itself, which refuses clearly).
+    scheduler (``scheduler``, or the one dask would pick for ``collections``)
+    runs the tasks in this process and either the write is computed at once
+    or the session cannot be forked. A lazy write (``compute=False``) is
+    planned for the scheduler in use when it is made.
 
     Raises
     ------
     IcechunkSessionError
-        The write is computed at once in other processes and the session has
-        uncommitted changes (nothing is written).
+        The tasks run in other processes and the session has uncommitted
+        changes (nothing is written).
     """
     if not isinstance(store, IcechunkSessionStore) or not store.writable:
         return None
-    if compute and _runs_here(scheduler, list(collections)):
-        return None
-    if not compute and not store.can_fork:
+    if _runs_here(scheduler, list(collections)) and (compute or not store.can_fork):
         return None
     return SessionForks(store)
 
