@@ -81,7 +81,7 @@ class ReadOnlyError(ZarrdaskError, PermissionError):
 
 class IcechunkSessionError(ZarrdaskError, ValueError):
     """An icechunk session cannot do what a write or a graph needs of it: be
-    forked (it has uncommitted changes), be sent to another process (it is
+    forked (icechunk 1.x: it has uncommitted changes), be sent to another process (it is
     writable), or take back forks whose changes would overwrite each other.
     A ``ValueError``, as icechunk's own refusals are."""
 

@@ -8,8 +8,8 @@ a scheduler not yet known (``compute=False``) — zarrdask writes as follows
 (:class:`SessionForks`):
 
 1. Before anything is written, the session is forked once: the *template*
-   (``Session.fork`` refuses a session with uncommitted changes; a fork given
-   as the store is its own template).
+   (icechunk 1.x's ``Session.fork`` refuses a session with uncommitted
+   changes, 2.x forks it; a fork given as the store is its own template).
 2. The driver writes the metadata (new arrays, groups, resizes for appends)
    and any in-memory data through the template, then merges the template into
    the session, so the session shows the new arrays at once.
@@ -34,17 +34,21 @@ that none of its uncommitted chunks is among them
 
 The threaded and synchronous schedulers, which run the tasks in the caller's
 process, write straight through the session when the write is computed at
-once (or, lazily, when the session cannot be forked).
+once (or, computed later, when icechunk cannot fork the session).
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import dask
 import dask.array as da
+import dask.local
+import dask.threaded
 import numpy as np
+from dask.base import get_scheduler
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
@@ -54,7 +58,7 @@ from ..storage.abc import Store
 from ..storage.icechunk import IcechunkSessionStore, PendingMerge
 from .graph import IN_TASK
 
-__all__ = ["SessionForks", "session_forks", "SPLIT_EVERY"]
+__all__ = ["SPLIT_EVERY", "SessionForks", "session_forks"]
 
 #: how many forks one merge task merges
 SPLIT_EVERY = 16
@@ -62,33 +66,36 @@ SPLIT_EVERY = 16
 
 def _runs_here(scheduler: Any, collections: list[Any]) -> bool:
     """Whether the scheduler a computation would use runs its tasks in this process."""
-    import dask.local
-    import dask.threaded
-
-    get = dask.base.get_scheduler(scheduler=scheduler, collections=collections or None)
+    get = get_scheduler(scheduler=scheduler, collections=collections or None)
     return get is None or get in (dask.threaded.get, dask.local.get_sync)
 
 
 def session_forks(store: Store, *, compute: bool, scheduler: Any = None,
-                  collections: Iterable[Any] = ()) -> "SessionForks | None":
+                  collections: Iterable[Any] = ()) -> SessionForks | None:
     """The forks a write into ``store`` goes through, or ``None`` when it writes
     straight into ``store``: ``store`` is no writable icechunk session, or the
     scheduler (``scheduler``, or the one dask would pick for ``collections``)
     runs the tasks in this process and either the write is computed at once
-    or the session cannot be forked. A lazy write (``compute=False``) is
+    or icechunk cannot fork the session. A lazy write (``compute=False``) is
     planned for the scheduler in use when it is made.
 
     Raises
     ------
     IcechunkSessionError
-        The tasks run in other processes and the session has uncommitted
-        changes (nothing is written).
+        The tasks run in other processes and icechunk cannot fork the session
+        (icechunk 1.x: it has uncommitted changes); nothing is written.
     """
     if not isinstance(store, IcechunkSessionStore) or not store.writable:
         return None
-    if _runs_here(scheduler, list(collections)) and (compute or not store.can_fork):
+    here = _runs_here(scheduler, list(collections))
+    if here and compute:
         return None
-    return SessionForks(store)
+    try:
+        return SessionForks(store)
+    except IcechunkSessionError:
+        if here:
+            return None  # computed later in this process: straight through the session
+        raise
 
 
 class SessionForks:

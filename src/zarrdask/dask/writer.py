@@ -180,8 +180,8 @@ def to_zarr(
     zarrdask.errors.ReadOnlyError
         The store is read-only (a read-only icechunk session, for one); nothing is written.
     zarrdask.errors.IcechunkSessionError
-        An icechunk session with uncommitted changes, written from other
-        processes (it cannot be forked); nothing is written.
+        An icechunk session that icechunk cannot fork (1.x: it has uncommitted
+        changes), written from other processes; nothing is written.
 
     Notes
     -----
@@ -202,9 +202,9 @@ def to_zarr(
     session: before ``to_zarr`` returns, or, with ``compute=False``, when the
     lazy write's value reaches the process holding the session
     (``dask.compute``, ``.compute()``, ``client.compute(...).result()``). The
-    new array's metadata is in the session when ``to_zarr`` returns. The
-    session must have no uncommitted changes for such a write (icechunk
-    cannot fork it otherwise); the user commits afterwards.
+    new array's metadata is in the session when ``to_zarr`` returns. icechunk
+    1.x forks only a session without uncommitted changes: commit between such
+    writes (or write on the threaded scheduler). The user commits afterwards.
     """
     check_names(create_array_kwargs)
     if align not in _ALIGN:

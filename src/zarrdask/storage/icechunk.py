@@ -18,9 +18,9 @@ as icechunk allows (icechunk 1.1, "Parallel writes", docs/parallel.md):
   raises :class:`~zarrdask.errors.IcechunkSessionError`.
 
 Writes in other processes (``zarrdask.dask.sessions``) follow icechunk's
-recipe: fork the session before the tasks run (``Session.fork`` refuses a
-session with uncommitted changes), write the metadata through that fork,
-let each task write through its own copy of the fork and return the copy,
+recipe: fork the session before the tasks run (icechunk 1.x's
+``Session.fork`` refuses a session with uncommitted changes; 2.x forks it),
+write the metadata through that fork, let each task write through its own copy of the fork and return the copy,
 and merge the returned copies into the session; the user commits.
 :class:`PendingMerge` is the value such a write computes to: it merges its
 fork into the session in the process that holds the session, when the value
@@ -38,7 +38,8 @@ import pickle
 import sys
 import threading
 import uuid
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 from ..errors import IcechunkSessionError
 from .zarr_python import ZarrPythonStore
@@ -113,7 +114,7 @@ class IcechunkSessionStore(ZarrPythonStore):
         super().__init__(session.store, read_only=read_only, concurrency=concurrency)
 
     @classmethod
-    def over(cls, x: Any, *, read_only: bool) -> "IcechunkSessionStore":
+    def over(cls, x: Any, *, read_only: bool) -> IcechunkSessionStore:
         """The store over a ``Session`` or an ``IcechunkStore`` (read-only if
         ``read_only`` or if the icechunk store is)."""
         found = session_of(x)
@@ -127,13 +128,6 @@ class IcechunkSessionStore(ZarrPythonStore):
     def is_fork(self) -> bool:
         """Whether the session is a ``ForkSession`` (made by ``Session.fork()``)."""
         return _is_fork(self.session)
-
-    @property
-    def can_fork(self) -> bool:
-        """Whether tasks in other processes can write through copies of a fork
-        of this session: it is a fork, or a writable session without
-        uncommitted changes (icechunk's ``Session.fork`` refuses others)."""
-        return self.writable and (self.is_fork or not self.session.has_uncommitted_changes)
 
     def __repr__(self) -> str:
         ro = ", read_only=True" if not self.writable and not self.session.read_only else ""
@@ -150,42 +144,46 @@ class IcechunkSessionStore(ZarrPythonStore):
         if not self.session.read_only and not self.is_fork:
             raise IcechunkSessionError(
                 f"{self!r} cannot be sent to another process: icechunk pickles read-only sessions and "
-                "forks only. zarrdask forks the session itself when it writes on a distributed or "
-                "processes scheduler, which needs a session without uncommitted changes: commit first, "
-                "or compute on the threaded scheduler (scheduler='threads'); to read on workers, open "
-                "a read-only session (repo.readonly_session(...))"
+                "forks only. zarrdask forks the session itself for a write planned for a distributed or "
+                "processes scheduler (the scheduler in use when the write is made, or scheduler= in its "
+                "keywords); it wrote straight through this session, which icechunk could not fork: "
+                "commit first, or compute on the threaded scheduler (scheduler='threads'). To read on "
+                "workers, open a read-only session (repo.readonly_session(...))"
             )
         return (_rebuild, (self.session, not self.writable, self.concurrency))
 
-    def with_read_only(self) -> "IcechunkSessionStore":
+    def with_read_only(self) -> IcechunkSessionStore:
         if not self.writable:
             return self
         return IcechunkSessionStore(self.session, read_only=True, concurrency=self.concurrency)
 
     # -- the fork protocol --------------------------------------------------
-    def fork_for_tasks(self) -> "IcechunkSessionStore":
+    def fork_for_tasks(self) -> IcechunkSessionStore:
         """The fork whose copies the tasks of a write use: a new fork of a
         session, or this store itself when its session is a fork.
 
         Raises
         ------
         IcechunkSessionError
-            The session has uncommitted changes (icechunk cannot fork it) or is read-only.
+            The session is read-only, or icechunk refuses to fork it (icechunk
+            1.x refuses a session with uncommitted changes).
         """
         if not self.writable:
             raise IcechunkSessionError(f"{self!r} is read-only: there is nothing to fork for a write")
         if self.is_fork:
             return self
-        if self.session.has_uncommitted_changes:
+        try:
+            fork = self.session.fork()
+        except ValueError as e:
             raise IcechunkSessionError(
-                f"{self!r} has uncommitted changes, so icechunk cannot fork it (Session.fork refuses), "
-                "and a write on a distributed or processes scheduler needs a fork for its tasks: commit "
-                "first (session.commit(...), then a new writable session), or write on the threaded "
-                "scheduler (scheduler='threads'), which writes through the session itself"
-            )
-        return IcechunkSessionStore(self.session.fork(), concurrency=self.concurrency)
+                f"icechunk cannot fork {self!r} ({e}), and a write whose tasks run in other processes "
+                "(a distributed cluster, the processes scheduler) needs a fork for them: commit first "
+                "(session.commit(...), then a new writable session), or write on the threaded scheduler "
+                "(scheduler='threads'), which writes through the session itself"
+            ) from e
+        return IcechunkSessionStore(fork, concurrency=self.concurrency)
 
-    def copy(self) -> "IcechunkSessionStore":
+    def copy(self) -> IcechunkSessionStore:
         """An independent copy of this fork (icechunk's own pickling of a
         ``ForkSession``): writes through the copy change neither this store
         nor other copies until merged."""

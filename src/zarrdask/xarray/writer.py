@@ -86,8 +86,8 @@ def to_zarr(
         in-memory store. Into an icechunk session, dask-backed variables are
         written as :func:`zarrdask.dask.to_zarr` writes them: through the
         session on the threaded scheduler, through forks merged back into it
-        on a cluster (the session then must have no uncommitted changes); the
-        caller commits.
+        on a cluster (icechunk 1.x forks only a session without uncommitted
+        changes); the caller commits.
     mode : {"w-", "w", "a", "a-", "r+"}, optional
         ``"w-"`` creates, failing if the group exists; ``"w"`` creates,
         replacing it; ``"a"`` adds or overwrites variables (and appends along
@@ -184,9 +184,9 @@ def to_zarr(
     zarrdask.errors.ReadOnlyError
         The store is read-only (a read-only icechunk session, for one); nothing is written.
     zarrdask.errors.IcechunkSessionError
-        Dask variables written into an icechunk session with uncommitted
-        changes from other processes (a cluster): it cannot be forked; nothing
-        is written.
+        Dask variables written from other processes (a cluster) into an
+        icechunk session icechunk cannot fork (1.x: it has uncommitted
+        changes); nothing is written.
 
     Notes
     -----
