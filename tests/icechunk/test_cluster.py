@@ -51,6 +51,16 @@ def test_dask_array_written_on_the_cluster_reads_back_exactly(client, repo):
     np.testing.assert_array_equal(back.compute(), data)
     assert len(_chunks(repo, "a/x")) == 9
 
+    session = repo.writable_session("main")  # into an open array: a region, edges inside shards
+    target = zarrdask.open_array(session, path="a/x", mode="r+")
+    with pytest.warns(zarrdask.errors.RegionEdgeWarning):
+        zarrdask.to_zarr(da.zeros((25, 45), dtype="f4", chunks=(5, 15)), target, region=(slice(5, 30), slice(0, 45)),
+                         align="rechunk")
+    data[5:30] = 0
+    np.testing.assert_array_equal(target[...], data)
+    session.commit("region")
+    np.testing.assert_array_equal(zarrdask.open_array(repo.readonly_session("main"), path="a/x")[...], data)
+
 
 def test_lazy_write_merged_when_computed_on_the_cluster(client, repo):
     data = np.arange(1000, dtype="i8")

@@ -74,10 +74,11 @@ def session_forks(store: Store, *, compute: bool, scheduler: Any = None,
                   collections: Iterable[Any] = ()) -> SessionForks | None:
     """The forks a write into ``store`` goes through, or ``None`` when it writes
     straight into ``store``: ``store`` is no writable icechunk session, or the
-    scheduler (``scheduler``, or the one dask would pick for ``collections``)
-    runs the tasks in this process and either the write is computed at once
-    or icechunk cannot fork the session. A lazy write (``compute=False``) is
-    planned for the scheduler in use when it is made.
+    scheduler (``scheduler``, or the one dask would pick for ``collections``
+    now) runs the tasks in this process and either the write is computed at
+    once or icechunk cannot fork the session. A lazy write (``compute=False``)
+    goes through forks whenever icechunk forks the session, so that it can be
+    computed on any scheduler later.
 
     Raises
     ------
