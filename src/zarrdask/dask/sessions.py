@@ -1,7 +1,8 @@
 """Dask writes into an icechunk session from other processes, through forks.
 
 A writable icechunk session does not leave its process; its forks do
-(icechunk 1.1, "Parallel writes" — "cooperative distributed writes":
+(icechunk 1.1 documentation, "Parallel Writes", section "Cooperative
+distributed writes", https://icechunk.io/en/stable/icechunk-python/parallel/:
 ``Session.fork()``, ``Session.merge(*forks)``). When the tasks of a write run
 elsewhere — on a ``distributed`` cluster, on the processes scheduler, or on
 a scheduler not yet known (``compute=False``) — zarrdask writes as follows

@@ -7,7 +7,8 @@ reads and writes through that store (it is a
 :class:`~zarrdask.storage.zarr_python.ZarrPythonStore`) and keeps the session
 itself, so that both ``session`` and ``session.store`` are accepted wherever a
 store is (:func:`~zarrdask.storage.store_from`), and so that the store pickles
-as icechunk allows (icechunk 1.1, "Parallel writes", docs/parallel.md):
+as icechunk allows (icechunk 1.1 documentation, "Parallel Writes",
+https://icechunk.io/en/stable/icechunk-python/parallel/):
 
 * a **read-only** session pickles: a dask graph reading one runs on any
   worker of a ``distributed`` cluster;
