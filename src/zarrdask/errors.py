@@ -19,6 +19,7 @@ __all__ = [
     "ValueChangedError",
     "InvalidKeyError",
     "ReadOnlyError",
+    "IcechunkSessionError",
     "MetadataError",
     "UnknownDataTypeError",
     "UnknownCodecError",
@@ -76,6 +77,13 @@ class InvalidKeyError(ZarrdaskError, ValueError):
 
 class ReadOnlyError(ZarrdaskError, PermissionError):
     """A write was attempted on a read-only store, array or group."""
+
+
+class IcechunkSessionError(ZarrdaskError, ValueError):
+    """An icechunk session cannot do what a write or a graph needs of it: be
+    forked (icechunk 1.x: it has uncommitted changes), be sent to another process (it is
+    writable), or take back forks whose changes would overwrite each other.
+    A ``ValueError``, as icechunk's own refusals are."""
 
 
 class MetadataError(ZarrdaskError, ValueError):

@@ -182,8 +182,18 @@ CASES: dict[str, list[Case]] = {
 }
 
 
+def _ships_with_numcodecs(codec_id: str) -> bool:
+    """Whether numcodecs itself provides the codec (other packages register theirs
+    through the same entry points: kerchunk's FITSAscii, grib, ...)."""
+    cls = numcodecs.registry.codec_registry.get(codec_id)
+    if cls is not None:
+        return cls.__module__.split(".")[0] == "numcodecs"
+    entry = getattr(numcodecs.registry, "entries", {}).get(codec_id)
+    return entry is None or entry.value.split(".")[0].split(":")[0] == "numcodecs"
+
+
 def test_every_numcodecs_codec_has_cases():
-    missing = sorted(set(IDS) - set(CASES))
+    missing = sorted({i for i in IDS if _ships_with_numcodecs(i)} - set(CASES))
     assert not missing, f"numcodecs {numcodecs.__version__} has codecs without cases here: {missing}; add them to CASES"
 
 

@@ -28,13 +28,22 @@ import dask.array as da
 
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
-from ..errors import AlignmentWarning, RegionEdgeWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
+from ..errors import (
+    AlignmentWarning,
+    ReadOnlyError,
+    RegionEdgeWarning,
+    SelectionError,
+    UnknownChunkSizesError,
+    ZarrdaskError,
+    warn,
+)
 from ..indexing import normalize_selection
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .alignment import Units, aligned_chunks, is_aligned, misaligned_blocks
 from .graph import IN_TASK, BlockSource
 from .keywords import check_existing, check_names, resolve_mode
+from .sessions import SessionForks, session_forks
 
 _ALIGN = ("auto", "rechunk", "error")
 
@@ -89,7 +98,8 @@ def to_zarr(
         ``x.compute_chunk_sizes()`` first).
     store, path
         Where: a store, a local path or a URL (or a zarr-python store or
-        ``Group``), and the array's path inside it; or an open
+        ``Group``, or an icechunk ``Session`` or its ``store``), and the
+        array's path inside it; or an open
         :class:`~zarrdask.Array` or zarr-python ``Array`` (written into, as with
         mode ``"r+"``).
     name
@@ -153,7 +163,9 @@ def to_zarr(
     Returns
     -------
     The target :class:`~zarrdask.Array` when ``compute=True``; the dask array of
-    stored values with ``return_stored=True``; else the lazy write.
+    stored values with ``return_stored=True``; else the lazy write (into an
+    icechunk session through forks, a ``Delayed`` that computes to a
+    :class:`~zarrdask.storage.icechunk.PendingMerge`: see Notes).
 
     Raises
     ------
@@ -165,6 +177,11 @@ def to_zarr(
         A mode, ``overwrite``, ``region`` or keyword that does not fit the target
         (:class:`~zarrdask.errors.ArrayMismatchError` for keywords that describe
         another array than the existing one).
+    zarrdask.errors.ReadOnlyError
+        The store is read-only (a read-only icechunk session, for one); nothing is written.
+    zarrdask.errors.IcechunkSessionError
+        An icechunk session that icechunk cannot fork (1.x: it has uncommitted
+        changes), written from other processes; nothing is written.
 
     Notes
     -----
@@ -175,6 +192,19 @@ def to_zarr(
     processes on a ``LocalStore`` only — keep separate jobs' regions on shard
     boundaries (``align="error"`` checks the dask blocks, not the region's
     edges). See :ref:`concurrent-writes`.
+
+    icechunk sessions (:mod:`zarrdask.dask.sessions`): on the threaded or
+    synchronous scheduler with ``compute=True`` the tasks write through the
+    session. Otherwise (a ``distributed`` cluster, the processes scheduler, or
+    ``compute=False``) the session is forked before anything is written, each
+    task writes through its own copy of the fork and returns it, and exactly
+    the copies returned by the tasks that succeeded are merged into the
+    session: before ``to_zarr`` returns, or, with ``compute=False``, when the
+    lazy write's value reaches the process holding the session
+    (``dask.compute``, ``.compute()``, ``client.compute(...).result()``). The
+    new array's metadata is in the session when ``to_zarr`` returns. icechunk
+    1.x forks only a session without uncommitted changes: commit between such
+    writes (or write on the threaded scheduler). The user commits afterwards.
     """
     check_names(create_array_kwargs)
     if align not in _ALIGN:
@@ -187,7 +217,9 @@ def to_zarr(
     path = normalize_path(name if name is not None else path)
     store = _open_if_array(store, create_array_kwargs.get("write_empty_chunks"))
     mode = resolve_mode(mode, overwrite, into_array=isinstance(store, Array))
-    target = _target(x, store, path, mode, region, storage_options, create_array_kwargs)
+    kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
+    store, path, forks = _destination(x, store, path, mode, region, storage_options, compute, return_stored, kwargs)
+    target = _target(x, store, path, mode, region, create_array_kwargs)
     region_slices = _region(region, target.shape)
     want = tuple(s.stop - s.start for s in region_slices)
     if tuple(x.shape) != want:
@@ -198,7 +230,13 @@ def to_zarr(
     if region is not None:
         _warn_region_edges(target, region_slices)
     x = _aligned(x, target, tuple(s.start for s in region_slices), align, new=mode in ("w", "w-"))
-    kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
+    if forks is not None:
+        forks.add(x, target, region_slices)
+        lazy = forks.finish()
+        if not compute:
+            return lazy
+        forks.compute(lazy, kwargs)
+        return forks.in_session(target)
     stored = da.store(
         x,
         BlockTarget(target),
@@ -209,6 +247,35 @@ def to_zarr(
         **kwargs,
     )
     return target if compute and not return_stored else stored
+
+
+def _destination(x: da.Array, store: Any, path: str, mode: str, region: Any,
+                 storage_options: dict[str, Any] | None, compute: bool, return_stored: bool,
+                 kwargs: dict[str, Any]) -> tuple[Any, str, SessionForks | None]:
+    """The open array or the store to write into (resolved, and checked writable
+    before anything is written), the path in it, and the forks the write goes
+    through when it is an icechunk session written from other processes
+    (:mod:`zarrdask.dask.sessions`), with ``store`` then over the fork."""
+    if isinstance(store, Array):
+        home = store.store
+    else:
+        if region is not None and mode in ("w", "w-"):
+            raise ValueError(f"region= writes into an existing array: use mode 'a' or 'r+' (found mode {mode!r}, "
+                             "which creates one)")
+        store, path = resolve_store(store, path, mode, storage_options)
+        home = store
+    if not home.writable:
+        raise ReadOnlyError(f"to_zarr: {home!r} is read-only; writing needs a writable store")
+    forks = session_forks(home, compute=compute, scheduler=kwargs.get("scheduler"), collections=[x])
+    if forks is None:
+        return store, path, None
+    if return_stored:
+        raise ValueError(
+            f"return_stored=True cannot be used when writing into {home!r} from other processes: the tasks "
+            "write through forks of the session, which holds the values only once they are merged; read "
+            "them back with zarrdask.from_zarr after the write (or commit and read a read-only session)"
+        )
+    return (forks.bind(store) if isinstance(store, Array) else forks.store), path, forks
 
 
 def _check_known_chunks(x: da.Array) -> None:
@@ -241,6 +308,17 @@ def _warn_region_edges(target: Array, region: tuple[slice, ...]) -> None:
 
 def _region_text(region: tuple[slice, ...]) -> str:
     return "(" + ", ".join(f"{r.start}:{r.stop}" for r in region) + ")"
+
+
+def align_blocks(x: da.Array, target: Array, region: tuple[slice, ...], align: str = "auto") -> da.Array:
+    """``x`` with blocks aligned to the storage units of the existing array
+    ``target`` for a write into ``region`` (slices with step 1): rechunked as
+    ``align`` says (``"auto"``: with an :class:`~zarrdask.errors.AlignmentWarning`,
+    ``"rechunk"``: silently, ``"error"``: :class:`AlignmentError`), as
+    :func:`to_zarr` aligns them."""
+    if align not in _ALIGN:
+        raise ValueError(f"align must be one of {_ALIGN}, found {align!r}")
+    return _aligned(x, target, tuple(r.start for r in region), align, new=False)
 
 
 def _aligned(x: da.Array, target: Array, start: tuple[int, ...], align: str, new: bool) -> da.Array:
@@ -337,10 +415,9 @@ def _block_keywords(x: da.Array, kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _target(
-    x: da.Array, store: Any, path: str, mode: str, region: Any,
-    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
-) -> Array:
+def _target(x: da.Array, store: Any, path: str, mode: str, region: Any, kwargs: dict[str, Any]) -> Array:
+    """The array to write into: ``store`` itself (an open array), or the one at
+    ``path`` of the (resolved) store, opened or created as ``mode`` says."""
     if isinstance(store, Array):
         if mode not in ("a", "r+") or path:
             raise ValueError(
@@ -350,13 +427,9 @@ def _target(
         store._check_writable()
         check_existing(store, _block_keywords(x, kwargs), mode)
         return store
-    if region is not None and mode in ("w", "w-"):
-        raise ValueError(f"region= writes into an existing array: use mode 'a' or 'r+' (found mode {mode!r}, "
-                         "which creates one)")
-    resolved, path = resolve_store(store, path, mode, storage_options)
     if mode in ("a", "r+"):
         try:
-            array = open_array(resolved, path=path, mode="r+", write_empty_chunks=kwargs.get("write_empty_chunks"))
+            array = open_array(store, path=path, mode="r+", write_empty_chunks=kwargs.get("write_empty_chunks"))
         except KeyError:
             if mode == "r+":
                 raise
@@ -369,4 +442,4 @@ def _target(
     # a zero-length axis has chunks of 1, as zarr-python (and dask's to_zarr) choose there
     kwargs.setdefault("chunks", tuple(max(int(c), 1) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
-    return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
+    return create_array(store, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)

@@ -5,7 +5,8 @@ core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
 :class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ReferenceStore`
 (kerchunk / VirtualiZarr references, read-only), :class:`ZarrPythonStore`
-(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping).
+(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping),
+:class:`IcechunkSessionStore` (an icechunk session or its store).
 Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
 :class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
 store, fsspec mapper or file system, or mapping into a store.
@@ -26,6 +27,7 @@ from .abc import Store
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from .factory import store_from
 from .fsspec import FsspecStore
+from .icechunk import IcechunkSessionStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
@@ -50,6 +52,7 @@ __all__ = [
     "FsspecStore",
     "ReferenceStore",
     "ZarrPythonStore",
+    "IcechunkSessionStore",
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",

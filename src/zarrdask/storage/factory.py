@@ -10,6 +10,11 @@ Accepted, as in zarr-python's ``StoreLike``:
   ``"x.zip"`` as a directory);
 * any other URL (``s3://``, ``gs://``, ``https://``, ``memory://``, chained
   ``a::b://``) — an :class:`~zarrdask.storage.fsspec.FsspecStore`;
+* an icechunk ``Session`` (writable, read-only or a fork) or its ``store``
+  (an ``icechunk.IcechunkStore``) — an
+  :class:`~zarrdask.storage.icechunk.IcechunkSessionStore` carrying the session
+  (read-only sessions and forks pickle, so dask graphs over them run on
+  ``distributed`` workers);
 * a zarr-python 3 store (``zarr.abc.store.Store``: ``MemoryStore``,
   ``LocalStore``, ``FsspecStore``, ``ZipStore``, wrappers and third-party
   stores) — a :class:`~zarrdask.storage.zarr_python.ZarrPythonStore` over it;
@@ -49,6 +54,7 @@ from fsspec.spec import AbstractFileSystem
 from ..errors import StoreError
 from .abc import Store
 from .fsspec import FsspecStore
+from .icechunk import IcechunkSessionStore, session_of
 from .local import LocalStore
 from .memory import MemoryStore
 from .references import ReferenceStore, is_reference_fs, is_reference_url
@@ -86,7 +92,7 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
 
     Parameters
     ----------
-    x : Store, str, os.PathLike, zarr.abc.store.Store, fsspec.mapping.FSMap, fsspec.AbstractFileSystem or MutableMapping
+    x : Store, str, os.PathLike, icechunk.Session, zarr.abc.store.Store, fsspec.mapping.FSMap, fsspec.AbstractFileSystem or MutableMapping
         What to open (see the module documentation).
     mode : {"r", "r+", "a", "w", "w-"}, default "r"
         Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
@@ -145,6 +151,10 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
     """A store over a zarr-python store, an fsspec mapper or file system, or a mapping."""
     if isinstance(x, dict):  # a dict zarr-python wrote into holds its Buffers: read it as zarr-python does
         x = zarr_python_dict_store(x, read_only=read_only) or x
+    if session_of(x) is not None:
+        _no_storage_options(storage_options, f"storage_options cannot be applied to the icechunk object {x!r}; "
+                                             "configure the repository's storage instead")
+        return IcechunkSessionStore.over(x, read_only=read_only)
     if is_zarr_python_store(x):
         _no_storage_options(storage_options, f"storage_options cannot be applied to the zarr-python store "
                                              f"{x!r}; configure the store itself")
@@ -162,7 +172,7 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
         return MemoryStore(x, read_only=read_only)
     raise TypeError(
         f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
-        "expected a zarrdask Store, a path or URL string, an os.PathLike, a zarr-python "
+        "expected a zarrdask Store, a path or URL string, an os.PathLike, an icechunk Session, a zarr-python "
         "store (zarr.abc.store.Store), an fsspec mapper (fsspec.mapping.FSMap) or file "
         "system (fsspec.AbstractFileSystem), or a dict "
         "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "

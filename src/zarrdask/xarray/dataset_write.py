@@ -33,6 +33,8 @@ from ..core.nodes import node_name, prepare_node
 from ..dask import aligned_chunks, is_aligned, misaligned_blocks
 from ..dask import to_zarr as dask_to_zarr
 from ..dask.alignment import Units
+from ..dask.sessions import SessionForks
+from ..dask.writer import align_blocks
 from ..errors import GroupNotFoundError, RegionEdgeWarning
 from ..storage.abc import Store
 from .backend import array_variable, dims_and_attrs
@@ -254,9 +256,11 @@ class DatasetWrite:
                     )
 
     # -- the write ----------------------------------------------------------------------
-    def commit(self) -> list[Any]:
+    def commit(self, forks: SessionForks | None = None) -> list[Any]:
         """Create (or replace) the group and its arrays and write the numpy-backed
-        variables; return the dask writes (``dask.delayed`` objects) still to compute."""
+        variables; return the dask writes (``dask.delayed`` objects) still to compute.
+        With ``forks`` (an icechunk write from other processes; the store is its
+        template) the dask writes are added to ``forks`` instead, which merges them."""
         group = self.group
         if group is None:
             group = open_group(self.store, path=self.path, mode="w" if self.mode == "w" else "w-",
@@ -270,8 +274,12 @@ class DatasetWrite:
             if isinstance(data, da.Array):
                 with warnings.catch_warnings():  # xarray's rules for regions are safe_chunks' (checked above)
                     warnings.simplefilter("ignore", RegionEdgeWarning)
-                    pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
-                                                align="rechunk" if self.align_chunks else "auto"))
+                    align = "rechunk" if self.align_chunks else "auto"
+                    if forks is not None:
+                        forks.add(align_blocks(data, target, write.region, align), target, write.region)
+                    else:
+                        pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
+                                                    align=align))
             else:
                 target[write.region] = np.asarray(data)
         return pending

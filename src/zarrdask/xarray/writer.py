@@ -31,6 +31,7 @@ import xarray as xr
 from ..core.api import open_group, resolve_store
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
+from ..dask.sessions import session_forks
 from ..errors import ReadOnlyError
 from ..storage import MemoryStore
 from ..storage.abc import Store
@@ -81,7 +82,12 @@ def to_zarr(
     store : Store, str, path or mapping, optional
         Where: anything :func:`zarrdask.open_group` accepts (a local path, a
         ``.zip`` path, an fsspec URL, a zarrdask or zarr-python store or group,
-        a mapping); ``None`` is a new in-memory store.
+        a mapping, an icechunk ``Session`` or its ``store``); ``None`` is a new
+        in-memory store. Into an icechunk session, dask-backed variables are
+        written as :func:`zarrdask.dask.to_zarr` writes them: through the
+        session on the threaded scheduler, through forks merged back into it
+        on a cluster (icechunk 1.x forks only a session without uncommitted
+        changes); the caller commits.
     mode : {"w-", "w", "a", "a-", "r+"}, optional
         ``"w-"`` creates, failing if the group exists; ``"w"`` creates,
         replacing it; ``"a"`` adds or overwrites variables (and appends along
@@ -111,7 +117,11 @@ def to_zarr(
         :doc:`/rectilinear`); ``"shards": "dask"`` makes the blocks the shards.
     compute : bool
         ``False``: write the metadata (and numpy-backed variables) now and
-        return a ``dask.delayed`` that writes the dask-backed variables.
+        return a ``dask.delayed`` that writes the dask-backed variables (into
+        an icechunk session with dask variables, one that computes to a
+        :class:`~zarrdask.storage.icechunk.PendingMerge`, which merges the
+        tasks' forks into the session when the computed value reaches the
+        process holding the session).
     consolidated : bool or None
         Write consolidated metadata at the store's root after the metadata:
         ``None`` (default) and ``True`` do, unless the store says it does not
@@ -172,7 +182,11 @@ def to_zarr(
     ValueError
         Everything else the write cannot do as asked (modes, shapes, dtypes).
     zarrdask.errors.ReadOnlyError
-        The store is read-only.
+        The store is read-only (a read-only icechunk session, for one); nothing is written.
+    zarrdask.errors.IcechunkSessionError
+        Dask variables written from other processes (a cluster) into an
+        icechunk session icechunk cannot fork (1.x: it has uncommitted
+        changes); nothing is written.
 
     Notes
     -----
@@ -197,23 +211,32 @@ def to_zarr(
     resolved, base = _resolve_target(store, mode, storage_options)
     if not resolved.writable:
         raise ReadOnlyError(f"to_zarr: {resolved!r} is read-only; writing needs a writable store")
+    kwargs = {k: v for k, v in (chunkmanager_store_kwargs or {}).items() if k not in ("lock", "flush")}
+    lazy = _dask_arrays(obj)
+    forks = session_forks(resolved, compute=compute, scheduler=kwargs.get("scheduler"), collections=lazy) \
+        if lazy else None
+    target = forks.store if forks is not None else resolved  # an icechunk session's writes go through its fork
     path = normalize_path(join_path(base, normalize_path(group)))
     options = dict(mode=mode, zarr_format=zarr_format or config.get("default_zarr_format"), append_dim=append_dim,
                    region=region, safe_chunks=bool(safe_chunks) and not align_chunks,
                    align_chunks=bool(align_chunks), write_empty_chunks=write_empty_chunks)
     if isinstance(obj, xr.DataTree):
-        writes = _tree_writes(obj, resolved, path, encoding, write_inherited_coords, options)
+        writes = _tree_writes(obj, target, path, encoding, write_inherited_coords, options)
     else:
-        writes = [DatasetWrite(obj, resolved, path, encoding=encoding, **options)]
+        writes = [DatasetWrite(obj, target, path, encoding=encoding, **options)]
     for write in writes:  # every group checked before any is written
         write.prepare()
-    pending = [task for write in writes for task in write.commit()]
-    if consolidated is not False and mode != "r+" and getattr(resolved, "supports_consolidated_metadata", True):
-        consolidate_metadata(resolved)  # at the store's root, as xarray does, so every group is listed
-    if not compute:
+    pending = [task for write in writes for task in write.commit(forks)]
+    if consolidated is not False and mode != "r+" and getattr(target, "supports_consolidated_metadata", True):
+        consolidate_metadata(target)  # at the store's root, as xarray does, so every group is listed
+    if forks is not None:
+        merge = forks.finish()
+        if not compute:
+            return merge
+        forks.compute(merge, kwargs)
+    elif not compute:
         return dask.delayed(_flush)(pending, resolved)
-    if pending:
-        kwargs = {k: v for k, v in (chunkmanager_store_kwargs or {}).items() if k not in ("lock", "flush")}
+    elif pending:
         dask.compute(*pending, **kwargs)
     resolved.flush()
     return open_group(resolved, path=path, mode="r+" if resolved.writable else "r")
@@ -258,6 +281,12 @@ def _tree_writes(tree: xr.DataTree, store: Store, root: str, encoding: Mapping[s
             node_options["append_dim"] = None  # its variables are rewritten, as in a Dataset append
         writes.append(DatasetWrite(ds, store, join_path(root, rel), encoding=encoding.get(node.path), **node_options))
     return writes
+
+
+def _dask_arrays(obj: xr.Dataset | xr.DataTree) -> list[Any]:
+    """The dask arrays behind ``obj``'s variables (every node's, for a tree)."""
+    datasets = [node.dataset for node in obj.subtree] if isinstance(obj, xr.DataTree) else [obj]
+    return [v.data for ds in datasets for v in ds.variables.values() if dask.is_dask_collection(v.data)]
 
 
 def _flush(_: Any, store: Store) -> None:
