@@ -4,10 +4,11 @@ A store maps string keys to byte values (Zarr v2 spec "Storage"; zarr-specs v3
 core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
 :class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ZarrPythonStore`
-(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping).
+(any zarr-python 3 store), :class:`ObstoreStore` (any obstore store: S3, GCS, Azure,
+HTTP, local, memory); :class:`MemoryStore` also takes any mutable mapping.
 Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
 :class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
-store, mapper or mapping into a store.
+store, obstore store, mapper or mapping into a store.
 
 Every store also reads one value in several steps from one version of it
 (``Store.reader`` → :class:`ValueReader`, a :class:`RangeReader`: the one
@@ -28,6 +29,7 @@ from .fsspec import FsspecStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
+from .obstore import ObstoreStore
 from .readers import RangeReader, ValueReader, VerifyingReader
 from .wrappers import CountingStore, PrefixStore, ReadOnlyStore, read_only
 from .zarr_python import ZarrPythonStore
@@ -47,6 +49,7 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "ZarrPythonStore",
+    "ObstoreStore",
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",

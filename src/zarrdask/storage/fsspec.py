@@ -317,37 +317,23 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
             yield from super().iter_many(keys, limit)
             return
         import asyncio
-        from concurrent.futures import FIRST_COMPLETED, wait
 
-        from .._pool import io_limit
+        from .._pool import futures_unordered
 
-        limit = io_limit(limit)
         kwargs = self._read_kwargs
 
         def start(i: int) -> Any:
             return asyncio.run_coroutine_threadsafe(fs._cat_file(paths[i], **kwargs), fs.loop)
 
-        todo = iter(range(len(paths)))
-        running = {start(i): i for _, i in zip(range(limit), todo)}
-        try:
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    i = running.pop(future)
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        running[start(nxt)] = nxt
-                    error = future.exception()
-                    if error is None:
-                        value = future.result()
-                        yield i, value if isinstance(value, bytes) else bytes(value)
-                    elif isinstance(error, _MISSING):
-                        yield i, None
-                    else:  # transient or not: the batched path retries or names the key
-                        yield i, self.get_many([keys[i]])[0]
-        finally:
-            for future in running:
-                future.cancel()
+        for i, future in futures_unordered(start, len(paths), limit):
+            error = future.exception()
+            if error is None:
+                value = future.result()
+                yield i, value if isinstance(value, bytes) else bytes(value)
+            elif isinstance(error, _MISSING):
+                yield i, None
+            else:  # transient or not: the batched path retries or names the key
+                yield i, self.get_many([keys[i]])[0]
 
     def _cat(self, paths: list[str]) -> list[Any]:
         """Whole values of ``paths`` in one call: bytes, ``None`` or an exception each."""

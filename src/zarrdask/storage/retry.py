@@ -24,9 +24,10 @@ is harmless, and a write reports success only when the store accepted it.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from typing import Any, Callable, Iterator, NamedTuple, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .. import config
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
@@ -40,6 +41,7 @@ __all__ = [
     "describe",
     "retry_call",
     "retry_batch",
+    "gather_retrying",
 ]
 
 T = TypeVar("T")
@@ -275,3 +277,39 @@ def retry_batch(
             attempt += 1
         pending = again
     return out
+
+
+async def gather_retrying(
+    calls: Sequence[Callable[[], Awaitable[Any]]],
+    limit: int,
+    *,
+    transient: Callable[[BaseException], bool] = is_transient,
+    policy: RetryPolicy | None = None,
+) -> list[Any]:
+    """Results of the coroutines ``call()`` for every ``call`` of ``calls``,
+    run concurrently on the running event loop (at most ``limit`` at once),
+    each made again after a transient failure (``retries``, ``retry_backoff``).
+
+    Results are in order, failures in place: a :class:`RetriesExhausted` for a
+    transient failure that outlasted the retries, any other exception as the
+    call raised it.
+    """
+    policy = policy or RetryPolicy.current()
+    gate = asyncio.Semaphore(max(1, limit))
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        attempt = 0
+        while True:
+            async with gate:
+                try:
+                    return await call()
+                except Exception as e:
+                    error = e
+            if not transient(error):
+                return error
+            if attempt >= policy.retries:
+                return RetriesExhausted(error, attempt + 1)
+            await asyncio.sleep(policy.delay(attempt))
+            attempt += 1
+
+    return await asyncio.gather(*(one(call) for call in calls))
