@@ -75,7 +75,7 @@ from functools import partial
 from typing import Any, Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import StoreError
-from .abc import Store, as_buffer
+from .abc import Store, as_buffer, ensure_bytes
 from .capabilities import (
     BACKGROUND_UPLOADS,
     CONDITIONAL_WRITES,
@@ -359,6 +359,12 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         return ConditionalReader(self, key, ObstoreBackend(self.obstore_store, key))
 
     # -- writes ------------------------------------------------------------
+    def _buffer(self, value: Any) -> Any:
+        """``value`` as obstore takes it: obstore's ``MemoryStore`` keeps the
+        buffer it is given, so it gets an immutable copy; the other backends
+        have written the bytes out when the put returns."""
+        return ensure_bytes(value) if self.kind == "memory" else as_buffer(value)
+
     def set(self, key: str, value: bytes) -> None:
         self.set_many({key: value})
 
@@ -367,7 +373,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         for key, value in items.items():
             validate_key(key)
             self._check_writable(key)
-            pairs.append((key, as_buffer(value)))
+            pairs.append((key, self._buffer(value)))
         if not pairs:
             return
         results = self._batch([partial(self._put, key, value) for key, value in pairs])
@@ -416,7 +422,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             validate_key(key)
             self._check_writable(key)
             mode = "create" if version is None else dict(version)
-            calls.append(partial(self._put, key, as_buffer(value), mode))
+            calls.append(partial(self._put, key, self._buffer(value), mode))
             keys.append(key)
         if not calls:
             return []
