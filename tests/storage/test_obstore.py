@@ -19,8 +19,8 @@ from zarrdask.storage.obstore_requests import ConnectionFailed, RequestError, tr
 from zarrdask.testing.store import StoreConformanceTests
 
 obstore = pytest.importorskip("obstore")
-from obstore.store import HTTPStore, MemoryStore, S3Store  # noqa: E402
-from obstore.store import LocalStore as ObLocalStore  # noqa: E402
+from obstore.store import HTTPStore, MemoryStore, S3Store
+from obstore.store import LocalStore as ObLocalStore
 
 NO_RETRIES = {"max_retries": 0, "backoff": {"init_backoff": datetime.timedelta(milliseconds=1)}}
 
@@ -135,7 +135,7 @@ def test_capabilities_follow_the_backend(tmp_path, http_server):
     memory = ObstoreStore(MemoryStore())
     s3 = ObstoreStore(s3_store("http://127.0.0.1:9", "bucket"))
     http = ObstoreStore(HTTPStore.from_url(http_server.url, client_options={"allow_http": True}))
-    assert local.capabilities == {"exact_readers"}
+    assert local.capabilities == {"exact_readers", "process_locks"}
     assert memory.capabilities == {"exact_readers", "conditional_writes"}
     assert s3.capabilities == {"streaming", "background_uploads", "exact_readers", "conditional_writes"}
     assert http.capabilities == {"streaming"}
@@ -267,6 +267,8 @@ def test_transient_failures_are_retried(s3_proxied, kind, quick_backoff):
     assert store.get_ranges("a", [RangeRequest(0, 1)]) == [b"1"]
     proxy.faults.fail_next(1, kind, methods=("GET",))
     assert sorted(store.list()) == ["a", "b"]
+    proxy.faults.fail_next(2, kind, methods=("GET",))
+    assert dict(store.iter_many(["a", "b", "missing"])) == {0: b"1", 1: b"2", 2: None}  # streamed
     assert proxy.faults.pending == 0
 
 

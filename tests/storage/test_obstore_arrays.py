@@ -18,8 +18,8 @@ from zarrdask.storage import ObstoreStore, store_from
 from .test_obstore import s3_store
 
 obstore = pytest.importorskip("obstore")
-from obstore.store import LocalStore as ObLocalStore  # noqa: E402
-from obstore.store import MemoryStore  # noqa: E402
+from obstore.store import LocalStore as ObLocalStore
+from obstore.store import MemoryStore
 
 BACKENDS = ["memory", "local", pytest.param("s3", marks=pytest.mark.network)]
 
@@ -44,7 +44,7 @@ def make_backend(request, tmp_path):
 
 
 def _data(shape=(60, 50)):
-    return (np.arange(np.prod(shape), dtype="f4").reshape(shape) % 89) - 7
+    return np.random.default_rng(26).integers(-50, 50, shape).astype("f4")
 
 
 @pytest.mark.parametrize(
@@ -116,6 +116,22 @@ def test_xarray(make_backend):
     other = make_backend()
     zarrdask.xarray.to_zarr(ds.chunk({"time": 4}), other)  # dask variables: written in parallel
     xr.testing.assert_identical(xr.open_dataset(other, engine="zarrdask").load(), ds)
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_dask_on_a_cluster_of_processes(s3_endpoint, s3_bucket):
+    """The store travels to worker processes (obstore's S3Store pickles with its configuration)."""
+    distributed = pytest.importorskip("distributed")
+    inner = s3_store(s3_endpoint, s3_bucket)
+    data = _data()
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
+                                       dashboard_address=":0", silence_logs=40)
+    with cluster, distributed.Client(cluster):
+        zarrdask.to_zarr(da.from_array(data, chunks=(16, 25)), inner, chunks=(4, 5), shards=(16, 25))
+        back = zarrdask.from_zarr(inner, chunks=(20, 25)).compute()
+    np.testing.assert_array_equal(back, data)
+    np.testing.assert_array_equal(zarrdask.open_array(inner)[...], data)
 
 
 # -- zarr-python through its own ObjectStore ---------------------------------------

@@ -19,7 +19,7 @@ from zarrdask.storage import CountingStore, ObstoreStore, PrefixStore
 from .test_obstore import s3_store
 
 obstore = pytest.importorskip("obstore")
-from obstore.store import MemoryStore  # noqa: E402
+from obstore.store import MemoryStore
 
 
 class Interfered(ObstoreStore):

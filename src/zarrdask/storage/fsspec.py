@@ -50,7 +50,7 @@ from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, Stre
 from .conditional import ConditionalReader, backend_for
 from .keys import validate_key, validate_prefix
 from .readers import ValueReader
-from .retry import RetriesExhausted, describe, retry_batch, retry_call
+from .retry import RetriesExhausted, describe, key_failure, retry_batch, retry_call
 
 T = TypeVar("T")
 
@@ -250,9 +250,7 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
         return key or None
 
     def _error(self, what: str, key: str, exc: BaseException) -> StoreError:
-        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {describe(exc)}")
-        err.__cause__ = exc
-        return err
+        return key_failure(self, what, key, exc)
 
     def _retrying(self, call: Callable[[], T], what: str, key: str, missing: Any = ...) -> T:
         """``call()`` with transient failures retried; a missing path gives

@@ -29,22 +29,18 @@ request (settings ``retries``, ``retry_backoff``; :mod:`zarrdask.storage.retry`)
 on top of obstore's own ``retry_config``; any other failure raises a
 :class:`~zarrdask.errors.StoreError` naming the key.
 
-What each backend declares (``capabilities``):
+What each backend declares (``capabilities``; :mod:`zarrdask.storage.capabilities`):
 
-========  =====================  ======  ===========  ===========  =============
-backend   streaming, background  exact   conditional  writable     listable
-          uploads                reader  writes
-========  =====================  ======  ===========  ===========  =============
-S3, GCS,  yes                    yes     yes          yes          yes
-Azure
-HTTP      streaming              if the  no           no           no (no listing
-                                 server                            in HTTP)
-                                 sends
-                                 strong
-                                 ETags
-local     no                     yes     no           yes          yes
-memory    no                     yes     yes          yes          yes
-========  =====================  ======  ===========  ===========  =============
+==============  ===========================================  ========  ========
+backend         capabilities                                 writable  listable
+==============  ===========================================  ========  ========
+S3, GCS, Azure  ``streaming``, ``background_uploads``,        yes       yes
+                ``exact_readers``, ``conditional_writes``
+HTTP            ``streaming`` (readers are exact when the     no        no
+                server sends strong ETags)
+local           ``exact_readers``, ``process_locks``         yes       yes
+memory          ``exact_readers``, ``conditional_writes``    yes       yes
+==============  ===========================================  ========  ========
 
 Exact readers: every range after the first is requested with ``if_match`` on
 the first response's ETag (and the object version where the backend reports
@@ -59,8 +55,9 @@ a chunk written in part is read with its ETag and stored with
 chunk another writer changed meanwhile is read and updated again, so
 read-modify-writes from several processes or machines lose no update.
 obstore's ``LocalStore`` cannot put conditionally (``PutMode::Update`` is not
-implemented there); its read-modify-writes are ordered by in-process locks,
-shared with zarrdask's own ``LocalStore`` on the same directory.
+implemented there); its read-modify-writes hold the locks of zarrdask's own
+``LocalStore`` on the same directory (in the process, and across processes
+with its ``flock``'ed lock files, which listings leave out).
 
 Pickling (dask on worker processes): obstore's cloud, HTTP and local stores
 pickle with their configuration. obstore's ``MemoryStore`` does not pickle;
@@ -71,8 +68,9 @@ copy is an independent store, as a dict is in another process.
 from __future__ import annotations
 
 import asyncio
+import os
 from functools import partial
-from typing import Any, Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Awaitable, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import StoreError
 from .abc import Store, as_buffer, ensure_bytes
@@ -80,6 +78,7 @@ from .capabilities import (
     BACKGROUND_UPLOADS,
     CONDITIONAL_WRITES,
     EXACT_READERS,
+    PROCESS_LOCKS,
     STREAMING,
     BackgroundUploads,
     ConditionalWrites,
@@ -88,6 +87,8 @@ from .capabilities import (
 from .conditional import ConditionalReader
 from .files import is_lock
 from .keys import validate_key, validate_prefix
+from .local import LocalStore
+from .locks import HAVE_FILE_LOCKS
 from .obstore_requests import (
     REMOTE,
     ObstoreBackend,
@@ -98,7 +99,7 @@ from .obstore_requests import (
     translate,
 )
 from .readers import ValueReader
-from .retry import describe, gather_retrying, is_transient, retry_call
+from .retry import describe, gather_retrying, is_transient, raise_first_failure, retry_call
 
 __all__ = ["ObstoreStore"]
 
@@ -178,6 +179,8 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             caps.add(EXACT_READERS)
         if kind in ("s3", "gcs", "azure", "memory"):
             caps.add(CONDITIONAL_WRITES)
+        if kind == "local" and HAVE_FILE_LOCKS:
+            caps.add(PROCESS_LOCKS)
         return frozenset(caps)
 
     @property
@@ -218,11 +221,6 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
                 _obstore().put(self.obstore_store, key, value)
 
     # -- requests ----------------------------------------------------------
-    def _error(self, what: str, key: str, error: BaseException) -> StoreError:
-        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {describe(translate(error))}")
-        err.__cause__ = error
-        return err
-
     def _batch(self, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
         """Run coroutines concurrently on the I/O loop, each retried after a
         transient failure; results in order, failures in place."""
@@ -288,19 +286,18 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         except Exception as e:
             raise_translated(e)
 
-    def _raise_failed(self, what: str, keys: Sequence[str], results: Sequence[Any]) -> None:
-        for key, result in zip(keys, results):
-            if isinstance(result, BaseException):
-                raise self._error(what, key, result)
-
-    # -- reads -------------------------------------------------------------
-    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+    def _per_key(self, what: str, fetch: Callable[[str], Awaitable[Any]], keys: Sequence[str]) -> list[Any]:
+        """``fetch(key)`` for every key, concurrently; the first failure raised, naming its key."""
         keys = [validate_key(key) for key in keys]
         if not keys:
             return []
-        results = self._batch([partial(self._get, key) for key in keys])
-        self._raise_failed("read", keys, results)
+        results = self._batch([partial(fetch, key) for key in keys])
+        raise_first_failure(self, what, keys, results)
         return results
+
+    # -- reads -------------------------------------------------------------
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        return self._per_key("read", self._get, keys)
 
     def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
         """Values as they arrive: one request per key on the I/O loop, at most
@@ -342,13 +339,21 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         return int(meta["size"])
 
     def getsize(self, key: str) -> int | None:
-        validate_key(key)
-        (size,) = self._batch([partial(self._size, key)])
-        self._raise_failed("look up the size of", [key], [size])
-        return size
+        return self._per_key("look up the size of", self._size, [key])[0]
 
     def exists(self, key: str) -> bool:
         return self.getsize(key) is not None
+
+    def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
+        """In-process locks keyed by :attr:`location`; over a local directory
+        also across processes, with the lock files of zarrdask's own
+        ``LocalStore`` (so both kinds of store exclude each other)."""
+        if self.kind != "local" or not across_processes or not HAVE_FILE_LOCKS:
+            return super().locked(keys, across_processes=across_processes)
+        names = sorted({validate_key(key) for key in keys})
+        if names:
+            self._check_writable(names[0])
+        return LocalStore(os.fspath(self.obstore_store.prefix or os.sep)).locked(names)
 
     def reader(self, key: str) -> ValueReader:
         """An exact reader (conditional requests on the ETag of the first
@@ -377,7 +382,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         if not pairs:
             return
         results = self._batch([partial(self._put, key, value) for key, value in pairs])
-        self._raise_failed("write", [key for key, _ in pairs], results)
+        raise_first_failure(self, "write", [key for key, _ in pairs], results)
 
     def delete(self, key: str) -> None:
         self.delete_many([key])
@@ -390,13 +395,13 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             return
         if self.kind == "local" or len(keys) == 1:  # a local bulk delete stops at a missing file
             results = self._batch([partial(self._delete, key) for key in keys])
-            self._raise_failed("delete", keys, results)
+            raise_first_failure(self, "delete", keys, results)
             return
         (result,) = self._batch([partial(self._delete_all, keys)])
         if isinstance(result, BaseException):
             shown = ", ".join(repr(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
             raise StoreError(f"{self!r}: cannot delete keys [{shown}] ({len(keys)} keys): "
-                             f"{describe(translate(result))}") from result
+                             f"{describe(result)}") from result
 
     def delete_prefix(self, prefix: str) -> None:
         validate_prefix(prefix)
@@ -406,12 +411,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
     # -- conditional writes ------------------------------------------------
     def get_versioned(self, keys: Sequence[str]) -> list[tuple[Any, Any]]:
         """``(value, {"e_tag": ..., "version": ...})`` of each key, ``(None, None)`` if missing."""
-        keys = [validate_key(key) for key in keys]
-        if not keys:
-            return []
-        results = self._batch([partial(self._get_versioned, key) for key in keys])
-        self._raise_failed("read", keys, results)
-        return results
+        return self._per_key("read", self._get_versioned, keys)
 
     def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
         """Store each value only if its key still holds the version given
@@ -427,7 +427,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         if not calls:
             return []
         results = self._batch(calls)
-        self._raise_failed("write", keys, results)
+        raise_first_failure(self, "write", keys, results)
         return [key for key, result in zip(keys, results) if result is _CONFLICT]
 
     # -- listing -----------------------------------------------------------

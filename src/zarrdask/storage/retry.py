@@ -39,6 +39,8 @@ __all__ = [
     "http_status",
     "error_code",
     "describe",
+    "key_failure",
+    "raise_first_failure",
     "retry_call",
     "retry_batch",
     "gather_retrying",
@@ -125,6 +127,22 @@ def describe(exc: BaseException) -> str:
     """``"Type: message"`` of a failure, for error messages (a
     :class:`RetriesExhausted` already says what failed and how often)."""
     return str(exc) if isinstance(exc, RetriesExhausted) else f"{type(exc).__name__}: {exc}"
+
+
+def key_failure(store: object, what: str, key: str, error: BaseException) -> StoreError:
+    """The error of a request for ``key`` that failed:
+    ``"<store>: cannot <what> key '<key>': <the failure>"``, caused by ``error``."""
+    failure = StoreError(f"{store!r}: cannot {what} key {key!r}: {describe(error)}")
+    failure.__cause__ = error
+    return failure
+
+
+def raise_first_failure(store: object, what: str, keys: Sequence[str], results: Sequence[Any]) -> None:
+    """Raise :func:`key_failure` for the first of ``results`` (the answers to
+    requests for ``keys``, failures in place) that is an exception."""
+    for key, result in zip(keys, results):
+        if isinstance(result, BaseException):
+            raise key_failure(store, what, key, result)
 
 
 class RetryPolicy(NamedTuple):
