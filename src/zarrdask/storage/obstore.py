@@ -72,8 +72,10 @@ import os
 from functools import partial
 from typing import Any, Awaitable, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
+from .. import config
 from ..errors import StoreError
 from .abc import Store, as_buffer, ensure_bytes
+from .byte_range import ByteRequest
 from .capabilities import (
     BACKGROUND_UPLOADS,
     CONDITIONAL_WRITES,
@@ -114,9 +116,18 @@ def _obstore() -> Any:
 
 
 def _limit() -> int:
-    from .. import config
-
     return max(1, int(config.get("io_concurrency")))
+
+
+async def _or_missing(request: Awaitable[Any]) -> Any:
+    """The answer to ``request``, ``None`` if the key is missing; other
+    failures raised as :func:`~zarrdask.storage.obstore_requests.translate` makes them."""
+    try:
+        return await request
+    except Exception as e:
+        if isinstance(translate(e), FileNotFoundError):
+            return None
+        raise_translated(e)
 
 
 def _changed_under_us(error: BaseException) -> bool:
@@ -234,31 +245,21 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         except Exception as e:
             raise StoreError(f"{self!r}: cannot {what}: {describe(translate(e))}") from e
 
+    async def _fetch(self, key: str) -> tuple[Any, bytes]:
+        result = await _obstore().get_async(self.obstore_store, key)
+        return result.meta, bytes(await result.bytes_async())
+
     async def _get(self, key: str) -> bytes | None:
-        """The value of ``key``, ``None`` if missing (transient failures raised)."""
-        obstore = _obstore()
-        try:
-            result = await obstore.get_async(self.obstore_store, key)
-            return bytes(await result.bytes_async())
-        except FileNotFoundError:
-            return None
-        except Exception as e:
-            if isinstance(translate(e), FileNotFoundError):
-                return None
-            raise_translated(e)
+        """The value of ``key``, ``None`` if missing (failures raised, translated)."""
+        found = await _or_missing(self._fetch(key))
+        return None if found is None else found[1]
 
     async def _get_versioned(self, key: str) -> tuple[bytes | None, dict[str, str] | None]:
-        obstore = _obstore()
-        try:
-            result = await obstore.get_async(self.obstore_store, key)
-            data = bytes(await result.bytes_async())
-        except Exception as e:
-            if isinstance(translate(e), FileNotFoundError):
-                return None, None
-            raise_translated(e)
-        meta = result.meta
-        version = {name: meta[name] for name in ("e_tag", "version") if meta.get(name) is not None}
-        return data, version
+        found = await _or_missing(self._fetch(key))
+        if found is None:
+            return None, None
+        meta, data = found
+        return data, {name: meta[name] for name in ("e_tag", "version") if meta.get(name) is not None}
 
     async def _put(self, key: str, value: Any, mode: Any = None) -> Any:
         """Store ``value``; with a ``mode``, ``_CONFLICT`` if its precondition failed."""
@@ -274,11 +275,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         return None
 
     async def _delete(self, key: str) -> None:
-        try:
-            await _obstore().delete_async(self.obstore_store, key)
-        except Exception as e:
-            if not isinstance(translate(e), FileNotFoundError):
-                raise_translated(e)
+        await _or_missing(_obstore().delete_async(self.obstore_store, key))
 
     async def _delete_all(self, keys: list[str]) -> None:
         try:
@@ -323,20 +320,15 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             else:
                 yield i, self.get_many([keys[i]])[0]
 
-    def get_ranges(self, key: str, ranges: Sequence[Any]) -> list[bytes] | None:
+    def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
         (the first read of an exact reader)."""
         with self.reader(key) as reader:
             return reader.read(ranges)
 
     async def _size(self, key: str) -> int | None:
-        try:
-            meta = await _obstore().head_async(self.obstore_store, key)
-        except Exception as e:
-            if isinstance(translate(e), FileNotFoundError):
-                return None
-            raise_translated(e)
-        return int(meta["size"])
+        meta = await _or_missing(_obstore().head_async(self.obstore_store, key))
+        return None if meta is None else int(meta["size"])
 
     def getsize(self, key: str) -> int | None:
         return self._per_key("look up the size of", self._size, [key])[0]
