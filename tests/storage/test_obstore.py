@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime
 import os
 import pickle
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -142,6 +144,12 @@ def test_capabilities_follow_the_backend(tmp_path, http_server):
     assert (local.kind, memory.kind, s3.kind, http.kind) == ("local", "memory", "s3", "http")
     assert not http.writable and not http.listable and http.supports_partial_reads
     assert local.writable and local.listable
+
+
+def test_obstore_is_imported_only_when_an_obstore_store_is_at_hand():
+    code = ("import sys, zarrdask; zarrdask.store_from({}); zarrdask.store_from('memory://x', mode='w'); "
+            "assert 'obstore' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
 
 
 def test_only_obstore_stores_are_accepted():

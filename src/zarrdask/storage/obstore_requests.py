@@ -95,9 +95,10 @@ _PAST_THE_END = ("requested range was invalid", "invalid range", "non-partial re
 def is_obstore_store(x: Any) -> bool:
     """Whether ``x`` is one of obstore's stores (``obstore.store.S3Store``,
     ``LocalStore``, ...). obstore is not imported: an object can only be an
-    obstore store if obstore's store module is already loaded."""
-    module = sys.modules.get("obstore.store")
-    return module is not None and isinstance(x, module.ObjectStoreMethods) and type(x).__name__ in _KINDS
+    obstore store if obstore is already loaded."""
+    if "obstore" not in sys.modules:
+        return False
+    return any(cls.__name__ in _KINDS and cls.__module__.startswith("obstore") for cls in type(x).__mro__)
 
 
 def backend_kind(store: Any) -> str:
