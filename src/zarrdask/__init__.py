@@ -10,7 +10,7 @@ from .core.group import Group
 from .core.options import EngineOptions
 from .dask import from_zarr, to_zarr
 from . import xarray  # noqa: E402  (registers the ``Dataset.zarrdask`` accessor)
-from .storage import FsspecStore, LocalStore, MemoryStore, ReferenceStore, ZipStore, store_from
+from .storage import FsspecStore, LocalStore, MemoryStore, ObstoreStore, ReferenceStore, ZipStore, store_from
 
 # Load the built-in codec modules now (the registry still looks them up lazily and
 # registers nothing here): opening an array then costs no imports, which
@@ -38,6 +38,7 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "ReferenceStore",
+    "ObstoreStore",
     "store_from",
     "rechunk",
     "convert",

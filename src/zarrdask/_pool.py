@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from . import config
 
@@ -142,29 +142,40 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     ``limit`` (default ``io_concurrency``) calls in flight: a call starts only when an earlier one
     was consumed, so results never pile up faster than the caller takes them.
     An exception propagates when its result would be yielded."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     if len(items) <= 1:
         for i, x in enumerate(items):
             yield i, fn(x)
         return
     pool = io_executor()
+    for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
+        yield i, future.result()
+
+
+def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:
+    """``(i, future)`` pairs of the futures ``start(i)`` returns for ``i`` in
+    ``range(count)`` (``concurrent.futures`` futures: pool work, or coroutines
+    sent to an event loop), each pair as its future completes, at most
+    ``limit`` (default ``io_concurrency``) started and not yet consumed: the
+    next one starts when the caller takes a completed one. Futures not
+    consumed when the caller stops are cancelled."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     limit = io_limit(limit)
-    todo = iter(range(len(items)))
+    todo = iter(range(count))
     running: dict = {}
     try:
         for i in todo:
-            running[pool.submit(fn, items[i])] = i
+            running[start(i)] = i
             if len(running) >= limit:
                 break
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 i = running.pop(future)
-                yield i, future.result()
+                yield i, future
                 nxt = next(todo, None)
                 if nxt is not None:
-                    running[pool.submit(fn, items[nxt])] = nxt
+                    running[start(nxt)] = nxt
     finally:
         for future in running:
             future.cancel()

@@ -27,8 +27,10 @@ uninitialised chunk reads as the fill value; zarr-specs v3 core the same).
 Write path: chunks the selection covers completely are encoded without being
 read (stores declaring ``background_uploads``: each handed over as it is
 encoded); partially covered ones are fetched in one batch, decoded, updated
-and re-encoded; a chunk equal to the fill value everywhere is not stored and
-any stale copy is deleted, unless ``write_empty_chunks``. Every chunk is
+and re-encoded (stores declaring ``conditional_writes``: fetched with their
+versions and stored only if still those, else fetched and updated again); a
+chunk equal to the fill value everywhere is not stored and any stale copy is
+deleted, unless ``write_empty_chunks``. Every chunk is
 encoded before the first store call of its batch, so a value that cannot be
 converted or encoded changes nothing that is stored.
 
@@ -48,11 +50,11 @@ from .._pool import Pipeline, run_inline, thread_map
 from ..codecs.abc import ChunkSpec, PartialDecode, is_fill, update_chunk
 from ..codecs.buffers import scratch_array
 from ..codecs.vlen import coerce_vlen
-from ..errors import SelectionError
+from ..errors import SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
 from ..indexing.span import ElementSpan
 from ..storage.abc import Store
-from ..storage.capabilities import BACKGROUND_UPLOADS, IN_PLACE_READS, STREAMING
+from ..storage.capabilities import BACKGROUND_UPLOADS, CONDITIONAL_WRITES, IN_PLACE_READS, STREAMING
 from .consistent import read_consistently_many
 from .layout import ArrayLayout
 from .options import DEFAULT, EngineOptions
@@ -67,6 +69,9 @@ GROUP_BYTES = 8 << 20
 #: a read-modify-write locks at most this many keys at once (a LocalStore lock
 #: holds a file descriptor)
 LOCK_BATCH = 256
+#: a read-modify-write through conditional writes gives up on a chunk other
+#: writers changed this many times in a row between its read and its write
+CONFLICT_ROUNDS = 16
 
 
 
@@ -354,6 +359,8 @@ class _Writes:
         self.per_group = 1 if options.one_chunk else max(1, GROUP_BYTES // max(self.spec.nbytes, 1))
         #: the store uploads values in the background as they are handed over
         self.uploads = BACKGROUND_UPLOADS in store.capabilities
+        #: the store stores a value only if it is still the version read (``ConditionalWrites``)
+        self.conditional: Any = store if CONDITIONAL_WRITES in store.capabilities else None
 
     def _encode(self, chunk: _Chunk, old: Any = None) -> bytes | memoryview | None:
         # `..., Ellipsis`: a 0-d selection stays an array (a str scalar has no shape)
@@ -401,19 +408,64 @@ class _Writes:
         nothing. The batch's keys are locked from the fetch to the store call
         (the chunks read in part across processes too, where the store can:
         ``process_locks``), so concurrent writes to other parts of a chunk are
-        not lost."""
+        not lost; on a store with ``conditional_writes`` they are not lost to
+        other processes and machines either (:meth:`_update_conditionally`)."""
         batch = max(1, min((256 << 20) // max(self.spec.nbytes, 1), LOCK_BATCH))
         store = self.store
         for group in _batches(chunks, batch):
             keys = [c.key for c in group]
             partial = [c.key for c in group if not c.proj.is_complete]
             with store.locked(keys, across_processes=False), store.locked(partial):
+                if self.conditional is not None and partial:
+                    self._update_conditionally(group)
+                    continue
                 fetched = dict(zip(partial, store.get_many(partial)))
                 items = [(c, fetched.get(c.key)) for c in group]
                 _store_encoded(store, keys, thread_map(self._update, items, self.options.threads))
 
     def _update(self, item: tuple[_Chunk, Any]) -> bytes | memoryview | None:
         return self._encode(*item)
+
+    def _update_conditionally(self, group: Sequence[_Chunk]) -> None:
+        """Read-modify-write with conditional writes: the chunks read in part
+        are read with their versions and stored only if they still hold them;
+        those another writer changed meanwhile are read and updated again (at
+        most :data:`CONFLICT_ROUNDS` times, then ``ValueChangedError``).
+        Every chunk of the group is encoded before the first store call."""
+        whole = [c for c in group if c.proj.is_complete]
+        todo = [c for c in group if not c.proj.is_complete]
+        found = self.conditional.get_versioned([c.key for c in todo])
+        items = [(c, None) for c in whole] + [(c, old) for c, (old, _) in zip(todo, found)]
+        encoded = thread_map(self._update, items, self.options.threads)
+        _store_encoded(self.store, [c.key for c in whole], encoded[: len(whole)])
+        encoded = encoded[len(whole):]
+        for _ in range(CONFLICT_ROUNDS):
+            changed = set(self._store_if(todo, found, encoded))
+            todo = [c for c in todo if c.key in changed]
+            if not todo:
+                return
+            found = self.conditional.get_versioned([c.key for c in todo])
+            encoded = thread_map(self._update, [(c, old) for c, (old, _) in zip(todo, found)], self.options.threads)
+        raise ValueChangedError(
+            f"{self.store!r}: key {todo[0].key!r} was changed by another writer between the read and the "
+            f"write of each of {CONFLICT_ROUNDS} read-modify-writes; nothing of it was stored",
+            key=todo[0].key,
+        )
+
+    def _store_if(self, chunks: list[_Chunk], found: list[tuple[Any, Any]], encoded: list[Any]) -> list[str]:
+        """Store each chunk if its key still holds the version read; the keys
+        that changed. A chunk now all fill value cannot be deleted
+        conditionally: it is stored as it is (valid Zarr, one value more);
+        one that was missing and still has nothing to store is left missing."""
+        items = {}
+        for chunk, (old, version), new in zip(chunks, found, encoded):
+            if new is None:
+                if old is None:
+                    continue
+                kept = chunk._replace(spec=replace(chunk.spec, write_empty=True))
+                new = self._encode(kept, old)
+            items[chunk.key] = (new, version)
+        return self.conditional.set_if(items) if items else []
 
 
 def rewrite(

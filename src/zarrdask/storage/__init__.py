@@ -5,11 +5,13 @@ core "Stores"); the interface is :class:`Store`. Backends: :class:`MemoryStore`,
 :class:`LocalStore` (v3 "File system store"), :class:`ZipStore`,
 :class:`FsspecStore` (S3, GCS, HTTP, ... through fsspec), :class:`ReferenceStore`
 (kerchunk / VirtualiZarr references, read-only), :class:`ZarrPythonStore`
-(any zarr-python 3 store; :class:`MemoryStore` also takes any mutable mapping),
-:class:`IcechunkSessionStore` (an icechunk session or its store).
+(any zarr-python 3 store), :class:`IcechunkSessionStore` (an icechunk session
+or its store), :class:`ObstoreStore` (any obstore store: S3, GCS, Azure, HTTP,
+local, memory); :class:`MemoryStore` also takes any mutable mapping.
 Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
 :class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
-store, fsspec mapper or file system, or mapping into a store.
+store, icechunk session, obstore store, fsspec mapper or file system, or
+mapping into a store.
 
 Every store also reads one value in several steps from one version of it
 (``Store.reader`` → :class:`ValueReader`, a :class:`RangeReader`: the one
@@ -31,6 +33,7 @@ from .icechunk import IcechunkSessionStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
+from .obstore import ObstoreStore
 from .references import ReferenceStore
 from .readers import RangeReader, ValueReader, VerifyingReader
 from .wrappers import CountingStore, PrefixStore, ReadOnlyStore, read_only
@@ -53,6 +56,7 @@ __all__ = [
     "ReferenceStore",
     "ZarrPythonStore",
     "IcechunkSessionStore",
+    "ObstoreStore",
     "ReadOnlyStore",
     "PrefixStore",
     "CountingStore",

@@ -26,6 +26,11 @@ name                      what the store provides       what the engine does wit
 ``process_locks``         :class:`ProcessLocks`:        (a guarantee: read-modify-writes from several
                           ``locked(keys)`` also         processes are safe on this store)
                           excludes other processes
+``conditional_writes``    :class:`ConditionalWrites`:   a chunk written in part is read with its
+                          ``get_versioned(keys)``,      version and stored only if that version is
+                          ``set_if(items)``             still current, else read and updated again:
+                                                        writers in other processes or machines lose
+                                                        no update (object stores: ETags)
 ========================  ============================  ==============================================
 
 Each capability has a mixin here, which declares it by being inherited
@@ -41,7 +46,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from functools import lru_cache
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from .._pool import Pipeline, io_unordered
 
@@ -51,12 +56,14 @@ __all__ = [
     "BACKGROUND_UPLOADS",
     "EXACT_READERS",
     "PROCESS_LOCKS",
+    "CONDITIONAL_WRITES",
     "KNOWN",
     "InPlaceReads",
     "StreamingReads",
     "BackgroundUploads",
     "ExactReaders",
     "ProcessLocks",
+    "ConditionalWrites",
     "Uploads",
     "declared_by_class",
 ]
@@ -66,8 +73,9 @@ STREAMING = "streaming"
 BACKGROUND_UPLOADS = "background_uploads"
 EXACT_READERS = "exact_readers"
 PROCESS_LOCKS = "process_locks"
+CONDITIONAL_WRITES = "conditional_writes"
 #: every capability name there is
-KNOWN = frozenset({IN_PLACE_READS, STREAMING, BACKGROUND_UPLOADS, EXACT_READERS, PROCESS_LOCKS})
+KNOWN = frozenset({IN_PLACE_READS, STREAMING, BACKGROUND_UPLOADS, EXACT_READERS, PROCESS_LOCKS, CONDITIONAL_WRITES})
 
 
 class _Capability:
@@ -162,6 +170,33 @@ class ProcessLocks(_Capability):
     other processes (a declaration: the store provides the locks itself)."""
 
     capability = PROCESS_LOCKS
+
+
+class ConditionalWrites(_Capability):
+    """Writes that take effect only if the value is still the version read
+    (optimistic concurrency: HTTP ``If-Match`` / ``If-None-Match: *`` on
+    object stores, RFC 9110 "Conditional Requests").
+
+    A read-modify-write of a chunk (part of a shard written) reads it with
+    :meth:`get_versioned` and stores the result with :meth:`set_if`; a key
+    whose version changed meanwhile (another process or machine wrote it) is
+    read and updated again, so no writer's update is lost, without locks.
+    """
+
+    capability = CONDITIONAL_WRITES
+
+    @abstractmethod
+    def get_versioned(self, keys: Sequence[str]) -> list[tuple[Any, Any]]:
+        """``(value, version)`` of each key in order: ``(None, None)`` for a
+        missing key; ``version`` is an opaque token for :meth:`set_if`."""
+
+    @abstractmethod
+    def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
+        """Store each ``key: (value, version)`` only if ``key`` still holds
+        ``version`` (a ``version`` of ``None``: only if ``key`` is still
+        missing). Returns the keys whose version had changed, in the order
+        given; nothing was stored for them. Every other key is stored when
+        this returns."""
 
 
 class Uploads:

@@ -18,6 +18,10 @@ Accepted, as in zarr-python's ``StoreLike``:
 * a zarr-python 3 store (``zarr.abc.store.Store``: ``MemoryStore``,
   ``LocalStore``, ``FsspecStore``, ``ZipStore``, wrappers and third-party
   stores) — a :class:`~zarrdask.storage.zarr_python.ZarrPythonStore` over it;
+* an obstore store (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``,
+  ``HTTPStore``, ``LocalStore``, ``MemoryStore``) — an
+  :class:`~zarrdask.storage.obstore.ObstoreStore` over it (obstore is not
+  imported unless such an object is at hand);
 * an fsspec mapper (``fsspec.mapping.FSMap``) — an ``FsspecStore`` over its
   file system and root; an fsspec file system object
   (``fsspec.AbstractFileSystem``) — the same over its root (``""``, as
@@ -57,6 +61,8 @@ from .fsspec import FsspecStore
 from .icechunk import IcechunkSessionStore, session_of
 from .local import LocalStore
 from .memory import MemoryStore
+from .obstore import ObstoreStore
+from .obstore_requests import is_obstore_store
 from .references import ReferenceStore, is_reference_fs, is_reference_url
 from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
 from .zip import ZipStore
@@ -88,11 +94,11 @@ def _local(path: str, mode: str, what: object, storage_options: Any) -> Store:
 
 
 def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | None = None) -> Store:
-    """Make a store from a store, path, URL, zarr-python store, fsspec mapper or mapping.
+    """Make a store from a store, path, URL, zarr-python store, obstore store, fsspec mapper or mapping.
 
     Parameters
     ----------
-    x : Store, str, os.PathLike, icechunk.Session, zarr.abc.store.Store, fsspec.mapping.FSMap, fsspec.AbstractFileSystem or MutableMapping
+    x : Store, str, os.PathLike, icechunk.Session, zarr.abc.store.Store, obstore store, fsspec.mapping.FSMap, fsspec.AbstractFileSystem or MutableMapping
         What to open (see the module documentation).
     mode : {"r", "r+", "a", "w", "w-"}, default "r"
         Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
@@ -148,7 +154,8 @@ def _from_string(x: str, mode: str, storage_options: dict[str, Any] | None) -> S
 
 
 def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None) -> Store:
-    """A store over a zarr-python store, an fsspec mapper or file system, or a mapping."""
+    """A store over a zarr-python store, an icechunk session, an obstore store, an
+    fsspec mapper or file system, or a mapping."""
     if isinstance(x, dict):  # a dict zarr-python wrote into holds its Buffers: read it as zarr-python does
         x = zarr_python_dict_store(x, read_only=read_only) or x
     if session_of(x) is not None:
@@ -159,6 +166,10 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
         _no_storage_options(storage_options, f"storage_options cannot be applied to the zarr-python store "
                                              f"{x!r}; configure the store itself")
         return ZarrPythonStore(x, read_only=read_only)
+    if is_obstore_store(x):
+        _no_storage_options(storage_options, f"storage_options cannot be applied to the obstore store "
+                                             f"{x!r}; configure the store itself")
+        return ObstoreStore(x, read_only=read_only)
     if isinstance(x, (FSMap, AbstractFileSystem)):
         what = "mapper" if isinstance(x, FSMap) else "file system"
         _no_storage_options(storage_options, f"storage_options cannot be applied to an fsspec {what}; "
@@ -173,8 +184,8 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
     raise TypeError(
         f"cannot make a store from a {type(x).__module__}.{type(x).__qualname__}; "
         "expected a zarrdask Store, a path or URL string, an os.PathLike, an icechunk Session, a zarr-python "
-        "store (zarr.abc.store.Store), an fsspec mapper (fsspec.mapping.FSMap) or file "
-        "system (fsspec.AbstractFileSystem), or a dict "
+        "store (zarr.abc.store.Store), an obstore store (obstore.store.S3Store, LocalStore, ...), an fsspec "
+        "mapper (fsspec.mapping.FSMap) or file system (fsspec.AbstractFileSystem), or a dict "
         "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "
         "accepted as the store of zarrdask.open_array, open_group and friends)"
     )

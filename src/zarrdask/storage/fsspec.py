@@ -50,7 +50,7 @@ from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, Stre
 from .conditional import ConditionalReader, backend_for
 from .keys import validate_key, validate_prefix
 from .readers import ValueReader
-from .retry import RetriesExhausted, describe, retry_batch, retry_call
+from .retry import RetriesExhausted, describe, key_failure, retry_batch, retry_call
 
 T = TypeVar("T")
 
@@ -259,9 +259,7 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
         return key or None
 
     def _error(self, what: str, key: str, exc: BaseException) -> StoreError:
-        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {describe(exc)}")
-        err.__cause__ = exc
-        return err
+        return key_failure(self, what, key, exc)
 
     def _retrying(self, call: Callable[[], T], what: str, key: str, missing: Any = ...) -> T:
         """``call()`` with transient failures retried; a missing path gives
@@ -326,37 +324,23 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
             yield from super().iter_many(keys, limit)
             return
         import asyncio
-        from concurrent.futures import FIRST_COMPLETED, wait
 
-        from .._pool import io_limit
+        from .._pool import futures_unordered
 
-        limit = io_limit(limit)
         kwargs = self._read_kwargs
 
         def start(i: int) -> Any:
             return asyncio.run_coroutine_threadsafe(fs._cat_file(paths[i], **kwargs), fs.loop)
 
-        todo = iter(range(len(paths)))
-        running = {start(i): i for _, i in zip(range(limit), todo)}
-        try:
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    i = running.pop(future)
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        running[start(nxt)] = nxt
-                    error = future.exception()
-                    if error is None:
-                        value = future.result()
-                        yield i, value if isinstance(value, bytes) else bytes(value)
-                    elif isinstance(error, _MISSING):
-                        yield i, None
-                    else:  # transient or not: the batched path retries or names the key
-                        yield i, self.get_many([keys[i]])[0]
-        finally:
-            for future in running:
-                future.cancel()
+        for i, future in futures_unordered(start, len(paths), limit):
+            error = future.exception()
+            if error is None:
+                value = future.result()
+                yield i, value if isinstance(value, bytes) else bytes(value)
+            elif isinstance(error, _MISSING):
+                yield i, None
+            else:  # transient or not: the batched path retries or names the key
+                yield i, self.get_many([keys[i]])[0]
 
     def _cat(self, paths: list[str]) -> list[Any]:
         """Whole values of ``paths`` in one call: bytes, ``None`` or an exception each."""

@@ -24,9 +24,10 @@ is harmless, and a write reports success only when the store accepted it.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from typing import Any, Callable, Iterator, NamedTuple, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .. import config
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
@@ -38,8 +39,11 @@ __all__ = [
     "http_status",
     "error_code",
     "describe",
+    "key_failure",
+    "raise_first_failure",
     "retry_call",
     "retry_batch",
+    "gather_retrying",
 ]
 
 T = TypeVar("T")
@@ -123,6 +127,22 @@ def describe(exc: BaseException) -> str:
     """``"Type: message"`` of a failure, for error messages (a
     :class:`RetriesExhausted` already says what failed and how often)."""
     return str(exc) if isinstance(exc, RetriesExhausted) else f"{type(exc).__name__}: {exc}"
+
+
+def key_failure(store: object, what: str, key: str, error: BaseException) -> StoreError:
+    """The error of a request for ``key`` that failed:
+    ``"<store>: cannot <what> key '<key>': <the failure>"``, caused by ``error``."""
+    failure = StoreError(f"{store!r}: cannot {what} key {key!r}: {describe(error)}")
+    failure.__cause__ = error
+    return failure
+
+
+def raise_first_failure(store: object, what: str, keys: Sequence[str], results: Sequence[Any]) -> None:
+    """Raise :func:`key_failure` for the first of ``results`` (the answers to
+    requests for ``keys``, failures in place) that is an exception."""
+    for key, result in zip(keys, results):
+        if isinstance(result, BaseException):
+            raise key_failure(store, what, key, result)
 
 
 class RetryPolicy(NamedTuple):
@@ -275,3 +295,39 @@ def retry_batch(
             attempt += 1
         pending = again
     return out
+
+
+async def gather_retrying(
+    calls: Sequence[Callable[[], Awaitable[Any]]],
+    limit: int,
+    *,
+    transient: Callable[[BaseException], bool] = is_transient,
+    policy: RetryPolicy | None = None,
+) -> list[Any]:
+    """Results of the coroutines ``call()`` for every ``call`` of ``calls``,
+    run concurrently on the running event loop (at most ``limit`` at once),
+    each made again after a transient failure (``retries``, ``retry_backoff``).
+
+    Results are in order, failures in place: a :class:`RetriesExhausted` for a
+    transient failure that outlasted the retries, any other exception as the
+    call raised it.
+    """
+    policy = policy or RetryPolicy.current()
+    gate = asyncio.Semaphore(max(1, limit))
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        attempt = 0
+        while True:
+            async with gate:
+                try:
+                    return await call()
+                except Exception as e:
+                    error = e
+            if not transient(error):
+                return error
+            if attempt >= policy.retries:
+                return RetriesExhausted(error, attempt + 1)
+            await asyncio.sleep(policy.delay(attempt))
+            attempt += 1
+
+    return await asyncio.gather(*(one(call) for call in calls))

@@ -26,7 +26,7 @@ from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, 
 from ..errors import ReadOnlyError
 from .abc import Store
 from .byte_range import ByteRequest
-from .capabilities import IN_PLACE_READS, BackgroundUploads, StreamingReads
+from .capabilities import IN_PLACE_READS, BackgroundUploads, ConditionalWrites, StreamingReads
 from .keys import normalize_path, validate_key, validate_prefix
 from .readers import ValueReader
 
@@ -75,7 +75,7 @@ class ForwardingReader(ValueReader):
         self.inner.close()
 
 
-class WrapperStore(StreamingReads, BackgroundUploads, Store):
+class WrapperStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
     """Base class of stores that forward everything to ``self.store``.
 
     Parameters
@@ -164,6 +164,22 @@ class WrapperStore(StreamingReads, BackgroundUploads, Store):
         if isinstance(self.store, StreamingReads):
             return self.store.iter_many(keys, limit)
         return enumerate(self.store.get_many(keys))
+
+    def get_versioned(self, keys: Sequence[str]) -> list[tuple[Any, Any]]:
+        """The wrapped store's (where it declares ``conditional_writes``)."""
+        store: Any = self.store
+        return store.get_versioned(self._inner_keys([validate_key(key) for key in keys]))
+
+    def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
+        """The wrapped store's (where it declares ``conditional_writes``), after
+        refusing a read-only wrapper; conflicts under the caller's keys."""
+        keys = [validate_key(key) for key in items]
+        for key in keys:
+            self._check_writable(key)
+        inner = self._inner_keys(keys)
+        store: Any = self.store
+        conflicts = set(store.set_if({name: items[key] for key, name in zip(keys, inner)}))
+        return [key for key, name in zip(keys, inner) if name in conflicts]
 
     def locked(self, keys: Iterable[str], *, across_processes: bool = True) -> ContextManager[None]:
         keys = [validate_key(key) for key in keys]
@@ -479,6 +495,23 @@ class CountingStore(WrapperStore):
             if value is not None:
                 self._add(bytes_read=len(value))
             yield i, value
+
+    def get_versioned(self, keys: Sequence[str]) -> list[tuple[Any, Any]]:
+        """Counted as a ``get_many`` call."""
+        found = super().get_versioned(keys)
+        nbytes = sum(len(v) for v, _ in found if v is not None)
+        self._add(get_many_calls=1, keys_requested=len(found), bytes_read=nbytes)
+        self._log("get_versioned %d keys %s -> %d bytes", len(found), self._shown(list(keys)), nbytes)
+        return found
+
+    def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
+        """Counted as a ``set_many`` call (the values stored or not)."""
+        conflicts = super().set_if(items)
+        nbytes = sum(memoryview(v).nbytes for v, _ in items.values())
+        self._add(set_calls=1, keys_written=len(items), bytes_written=nbytes)
+        self._log("set_if %d keys %s %d bytes, %d changed meanwhile", len(items), self._shown(list(items)), nbytes,
+                  len(conflicts))
+        return conflicts
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         values = self.store.get_ranges(key, ranges)

@@ -76,7 +76,7 @@ from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest,
 from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, StreamingReads
 from .keys import validate_key, validate_prefix
 from .readers import ValueReader
-from .retry import RetriesExhausted, RetryPolicy, describe, is_transient, retry_call
+from .retry import RetriesExhausted, describe, gather_retrying, key_failure, raise_first_failure, retry_call
 
 __all__ = ["ZarrPythonStore", "ZarrPythonLocation", "is_zarr_python_store", "zarr_python_location",
            "zarr_python_dict_store"]
@@ -328,36 +328,13 @@ class ZarrPythonStore(StreamingReads, BackgroundUploads, Store):
         :class:`~zarrdask.storage.retry.RetriesExhausted` for a transient
         failure that outlasted the retries)."""
         limit = self.concurrency or int(_zarr().config.get("async.concurrency") or len(args) or 1)
-        gate = asyncio.Semaphore(limit)
-        policy = RetryPolicy.current()
-
-        async def one(a: tuple) -> Any:
-            attempt = 0
-            while True:
-                async with gate:
-                    try:
-                        return await call(*a)
-                    except Exception as e:
-                        error = e
-                if not is_transient(error):
-                    return error
-                if attempt >= policy.retries:
-                    return RetriesExhausted(error, attempt + 1)
-                await asyncio.sleep(policy.delay(attempt))
-                attempt += 1
-
-        return await asyncio.gather(*(one(a) for a in args))
+        return await gather_retrying([lambda a=a: call(*a) for a in args], limit)
 
     def _error(self, what: str, key: str, exc: BaseException) -> StoreError:
-        err = StoreError(f"{self!r}: cannot {what} key {key!r}: {describe(exc)}")
-        err.__cause__ = exc
-        return err
+        return key_failure(self, what, key, exc)
 
     def _raise_failed(self, what: str, keys: Sequence[str], results: Sequence[Any]) -> None:
-        """Raise for the first key of a batch whose request failed."""
-        for key, result in zip(keys, results):
-            if isinstance(result, BaseException):
-                raise self._error(what, key, result)
+        raise_first_failure(self, what, keys, results)
 
     # -- reads -------------------------------------------------------------
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:

@@ -25,12 +25,14 @@ from ..storage.abc import Store
 from ..storage.byte_range import RangeRequest, SuffixRequest
 from ..storage.capabilities import (
     BACKGROUND_UPLOADS,
+    CONDITIONAL_WRITES,
     EXACT_READERS,
     IN_PLACE_READS,
     KNOWN,
     PROCESS_LOCKS,
     STREAMING,
     BackgroundUploads,
+    ConditionalWrites,
     InPlaceReads,
     StreamingReads,
 )
@@ -38,7 +40,12 @@ from ..storage.capabilities import (
 __all__ = ["CapabilityConformanceTests"]
 
 #: the class a store declaring a capability with methods must be an instance of
-MIXINS = {IN_PLACE_READS: InPlaceReads, STREAMING: StreamingReads, BACKGROUND_UPLOADS: BackgroundUploads}
+MIXINS = {
+    IN_PLACE_READS: InPlaceReads,
+    STREAMING: StreamingReads,
+    BACKGROUND_UPLOADS: BackgroundUploads,
+    CONDITIONAL_WRITES: ConditionalWrites,
+}
 
 
 def _b(value: object) -> bytes | None:
@@ -133,6 +140,26 @@ class CapabilityConformanceTests:
             else:
                 assert [_b(v) for v in got] == [old[:16]], "an exact reader served another version"
             assert reader.unchanged() is False
+
+    def test_conditional_writes(self, store: Store) -> None:
+        _declares(store, CONDITIONAL_WRITES)
+        cw: Any = store
+        store.set("cw/k", b"one")
+        (value, version), (missing, no_version) = cw.get_versioned(["cw/k", "cw/missing"])
+        assert _b(value) == b"one" and missing is None and no_version is None
+        assert cw.get_versioned([]) == []
+        store.set("cw/k", b"two")  # another writer, after the read
+        assert cw.set_if({"cw/k": (b"three", version), "cw/missing": (b"new", None)}) == ["cw/k"]
+        assert [_b(v) for v in store.get_many(["cw/k", "cw/missing"])] == [b"two", b"new"]
+        ((value, version),) = cw.get_versioned(["cw/k"])
+        assert _b(value) == b"two"
+        assert cw.set_if({"cw/k": (b"four", version)}) == []
+        assert _b(store.get("cw/k")) == b"four"
+        assert cw.set_if({"cw/missing": (b"again", None)}) == ["cw/missing"], "created twice"
+        assert _b(store.get("cw/missing")) == b"new"
+        assert cw.set_if({}) == []
+        with pytest.raises(InvalidKeyError):
+            cw.set_if({"../escape": (b"x", None)})
 
     def test_process_locks(self, store: Store, tmp_path: Any) -> None:
         _declares(store, PROCESS_LOCKS)
