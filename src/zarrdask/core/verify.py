@@ -180,7 +180,7 @@ def _check_shard(
     except Exception as e:  # noqa: BLE001 - every failure is a finding
         # an index that cannot be trusted says nothing about the inner chunks
         return [Problem(path, key, type(e).__name__, f"shard index: {e}", outer or None)]
-    chunks_per_shard = codec._cps(spec)
+    chunks_per_shard = codec.chunks_per_shard(spec)
     inner_spec = codec._inner_spec(spec)
     flat, empty = index.flat(), index.is_empty()
     todo: list[tuple[tuple[int, ...], int, int]] = []

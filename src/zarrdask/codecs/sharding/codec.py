@@ -139,14 +139,15 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         }
 
     # -- specs ---------------------------------------------------------------
-    def _cps(self, spec: ChunkSpec) -> tuple[int, ...]:
+    def chunks_per_shard(self, spec: ChunkSpec) -> tuple[int, ...]:
+        """Inner chunks per shard along each dimension, for shards of ``spec``."""
         return tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
 
     def _inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C", spec.write_empty)
 
     def _index_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec((*self._cps(spec), 2), np.dtype("uint64"), MAX_UINT64, "C")
+        return ChunkSpec((*self.chunks_per_shard(spec), 2), np.dtype("uint64"), MAX_UINT64, "C")
 
     def index_size(self, spec: ChunkSpec) -> int:
         """Bytes the encoded index takes (fixed by the index codecs)."""
@@ -217,7 +218,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         """A shard from its inner chunks' bytes in C order (``None``: empty),
         joined with the index in one copy."""
         isz = self.index_size(spec)
-        index = ShardIndex.empty(self._cps(spec))
+        index = ShardIndex.empty(self.chunks_per_shard(spec))
         flat = index.flat()
         pos = isz if self.index_location == "start" else 0
         present = []
@@ -233,7 +234,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         return b"".join(parts)
 
     def _inner_regions(self, spec: ChunkSpec) -> list[tuple[slice, ...]]:
-        cps = self._cps(spec)
+        cps = self.chunks_per_shard(spec)
         return [
             tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, self.chunk_shape))
             for coords in np.ndindex(*cps)
@@ -336,7 +337,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         out = np.empty(indexer.out_shape, dtype=spec.dtype)
         inner_projs = list(indexer)
-        cps = self._cps(spec)
+        cps = self.chunks_per_shard(spec)
         flat, empty = index.flat(), index.is_empty()
         wanted: list[tuple[ChunkProjection, int, int]] = []
         for ip in inner_projs:
@@ -384,7 +385,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         value: np.ndarray,
         key: str = "",
     ) -> bytes | None:
-        cps = self._cps(spec)
+        cps = self.chunks_per_shard(spec)
         n_inner = math.prod(cps)
         pieces: list[Any] = [None] * n_inner
         if old is not None:
