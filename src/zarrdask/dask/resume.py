@@ -1,0 +1,204 @@
+"""Running a write so that ``resume=True`` can finish it after a kill.
+
+A :class:`ResumableWrite` holds one write's record
+(:mod:`zarrdask.dask.write_record`) and runs its three steps:
+
+1. **check** — the record is read (one request). A resume whose identity
+   differs from the recorded one is refused before anything is written.
+2. **setup** — unless the record says it was done: the record is stored
+   (state ``"setup"``), what the write creates is cleared (a node being
+   replaced, or a node an earlier attempt began to create), the target's
+   metadata is made (arrays created, resized for an append, small variables
+   written), and the record is stored again (state ``"ready"``). A kill at
+   any point of it leaves a record in state ``"setup"``, and the next resume
+   does the whole step again: the record never lies about the metadata.
+3. **blocks** — :meth:`ResumableWrite.tasks` makes one task per block not
+   recorded as finished (the graph is culled to them: the source's tasks for
+   the other blocks are never computed); each stores its block through the
+   chunk engine, then its marker. :meth:`ResumableWrite.finish` is the last
+   task: it removes the record, so the finished store holds exactly the keys
+   of a write without ``resume=True``.
+
+Blocks are aligned with the shards (chunks, when unsharded) as for any
+zarrdask write (:mod:`zarrdask.dask.alignment`), so a block that is written
+again after a kill rewrites only its own shards.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import dask.array as da
+from dask.base import tokenize
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
+
+from ..core.api import open_array
+from ..core.array import Array
+from ..core.nodes import clear_node, node_name, prepare_node
+from ..errors import NodeExistsError, WriteRecordMismatchError
+from ..storage.abc import Store
+from .graph import IN_TASK
+from .write_record import RECORD_DIR, WriteRecord, check_identity, check_resumable, plain_json
+
+__all__ = ["ResumableWrite", "block_indices", "block_region", "check_free", "write_block", "read_stored",
+           "stored_array"]
+
+
+def block_indices(chunks: tuple[tuple[int, ...], ...]) -> Iterator[tuple[int, ...]]:
+    """Every block index of a dask chunking, in C order."""
+    return itertools.product(*(range(len(c)) for c in chunks))
+
+
+def block_region(chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...], index: tuple[int, ...]
+                 ) -> tuple[slice, ...]:
+    """Where block ``index`` of a dask chunking goes in an array region starting at ``start``."""
+    out = []
+    for dim, s, i in zip(chunks, start, index):
+        lo = s + sum(dim[:i])
+        out.append(slice(lo, lo + dim[i]))
+    return tuple(out)
+
+
+def write_block(block: Any, target: Array, region: tuple[slice, ...], marker: str, stored: bool = False) -> Any:
+    """One task: store ``block`` in ``region`` of ``target``, then the marker
+    saying so (``stored``: return the values as stored)."""
+    target.set_basic_selection(region, block, options=IN_TASK)
+    target.store.set(marker, b"")
+    return read_stored(target, region) if stored else None
+
+
+def read_stored(target: Array, region: tuple[slice, ...], *_after: Any) -> Any:
+    """One task: the values stored in ``region`` of ``target`` (``_after``: results to wait for)."""
+    return target.get_basic_selection(region, options=IN_TASK)
+
+
+def _finish(record: WriteRecord, blocks: Mapping[int, list[tuple[int, ...]]], *_written: Any) -> None:
+    record.remove(blocks)
+
+
+def clear_created(store: Store, path: str) -> None:
+    """Delete the node at ``path`` and everything under it, records aside
+    (they live at the store's root)."""
+    if path:
+        clear_node(store, path)
+        return
+    store.delete_many([k for k in store.list() if not k.startswith(RECORD_DIR + "/")])
+
+
+def check_free(store: Store, path: str, zarr_format: int, kind: str = "an array") -> None:
+    """Nothing exists at ``path`` for a new node of a fresh resumable write (mode
+    ``"w-"``, or ``"a"`` creating it); the error says why a resume may see one."""
+    try:
+        prepare_node(store, path, zarr_format, overwrite=False, kind=kind)
+    except NodeExistsError as e:
+        raise type(e)(
+            f"{e}. resume=True found no record of an unfinished write there: the write finished earlier (a "
+            "finished write keeps no record), or the node was written by something else; nothing was written"
+        ) from None
+
+
+class ResumableWrite:
+    """One write with ``resume=True`` into ``store``; ``write_id`` names its
+    target (:func:`~zarrdask.dask.write_record.record_id`), ``where`` names it
+    in errors. :attr:`found` is the recorded document (``None``: no record, a
+    fresh write) and :attr:`plan` what it recorded of the store before the
+    write (the nodes it creates, the shapes before an append)."""
+
+    def __init__(self, store: Store, write_id: str, where: str) -> None:
+        check_resumable(store)
+        self.store, self.where = store, where
+        self.record = WriteRecord(store, write_id)
+        self.found = self.record.read()
+        self.plan: dict[str, Any] = dict(self.found["plan"]) if self.found is not None else {}
+        self.identity: dict[str, Any] | None = None
+        self._blocks: dict[int, list[tuple[int, ...]]] = {}
+        self._done: set[tuple[int, tuple[int, ...]]] | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the recorded write made its metadata (only blocks are left)."""
+        return self.found is not None and self.found.get("state") == "ready"
+
+    def check(self, identity: Mapping[str, Any], plan: Mapping[str, Any]) -> None:
+        """Refuse a resume of other data or settings; keep this write's identity and plan."""
+        if self.found is not None:
+            check_identity(self.found["identity"], identity, self.where)
+        self.identity = dict(identity)
+        self.plan = dict(plan)
+
+    def setup(self, make: Callable[[], Any], created: Iterable[str], replace: bool) -> None:
+        """Make the target's metadata (``make``), unless the record says it is
+        made. The nodes in ``created`` are cleared first when ``replace`` (the
+        write replaces them) or when an earlier attempt may have begun them."""
+        if self.ready:
+            return
+        assert self.identity is not None, "check() first"
+        self.record.save(self.identity, "setup", self.plan)
+        if replace or self.found is not None:
+            for path in created:
+                clear_created(self.store, path)
+        make()
+        self.record.save(self.identity, "ready", self.plan)
+
+    def target(self, path: str, metadata: Mapping[str, Any], write_empty_chunks: bool | None) -> Array:
+        """The array at ``path`` that the setup made, checked against ``metadata``
+        (what the write creates): another document means it changed since."""
+        array = open_array(self.store, path=path, mode="r+", write_empty_chunks=write_empty_chunks)
+        found, wanted = plain_json(array.metadata.to_json()), plain_json(metadata)
+        if found != wanted:
+            fields = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k))
+            raise WriteRecordMismatchError(
+                f"{self.where}: the array {node_name(path)!r} this write created was changed since it began "
+                f"(its {', '.join(fields)} differ from what the write creates); nothing was written. Write it "
+                "again without resume=True"
+            )
+        return array
+
+    def tasks(self, x: da.Array, target: Array, start: tuple[int, ...], n: int, *, stored: bool = False
+              ) -> tuple[dict[Any, Any], list[Any]]:
+        """The tasks writing the blocks of ``x`` (array number ``n`` of the write)
+        not recorded as finished, into ``target`` at ``start``: ``(graph, keys)``.
+        Their dependencies are ``x``'s tasks for these blocks only."""
+        indices = list(block_indices(x.chunks))
+        self._blocks[n] = indices
+        done = self._finished(n, indices)
+        name = f"zarrdask-resume-write-{n}-{tokenize(x.name, target, start, self.record.id)}"
+        dsk: dict[Any, Any] = {}
+        keys = []
+        for index in indices:
+            if (n, index) in done:
+                continue
+            key = (name, *index)
+            region = block_region(x.chunks, start, index)
+            dsk[key] = (write_block, (x.name, *index), target, region, self.record.marker(n, index), stored)
+            keys.append(key)
+        return dsk, keys
+
+    def _finished(self, n: int, indices: list[tuple[int, ...]]) -> set[tuple[int, tuple[int, ...]]]:
+        if self.found is None or not self.ready:
+            return set()  # a fresh write (or its setup was redone): nothing is finished
+        if self._done is None:
+            self._done = self.record.finished({n: indices})
+        return self._done
+
+    def finish(self, dsk: dict[Any, Any], keys: list[Any], dependencies: Iterable[Any]) -> Delayed:
+        """The write as one ``Delayed``: ``dsk`` (the tasks of every array) and
+        a last task, after ``keys``, that removes the record."""
+        final = f"zarrdask-resume-finish-{tokenize(self.record.id, keys)}"
+        graph = dict(dsk)
+        graph[final] = (_finish, self.record, dict(self._blocks), *keys)
+        return Delayed(final, HighLevelGraph.from_collections(final, graph, dependencies=list(dependencies)))
+
+
+def stored_array(target: Array, chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...],
+                 after: Delayed | None) -> da.Array:
+    """The values of ``target`` as stored, chunked as ``chunks`` from ``start``
+    (read once ``after`` has run, when given)."""
+    name = f"zarrdask-resume-stored-{tokenize(target, chunks, start, after)}"
+    extra = (after.key,) if after is not None else ()
+    dsk = {(name, *i): (read_stored, target, block_region(chunks, start, i), *extra) for i in block_indices(chunks)}
+    deps = [after] if after is not None else []
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
+    return da.Array(graph, name, chunks, dtype=target.dtype)
