@@ -209,7 +209,7 @@ def to_zarr(
         return _write_resumable(x, store, path, mode, region, align, compute, return_stored, storage_options,
                                 kwargs, create_array_kwargs)
     target = _target(x, store, path, mode, region, storage_options, create_array_kwargs)
-    region_slices, x = _placed(x, target, region, align, new=mode in ("w", "w-"))
+    region_slices, x = place_blocks(x, target, region, align, new=mode in ("w", "w-"))
     kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
     stored = da.store(
         x,
@@ -223,7 +223,7 @@ def to_zarr(
     return target if compute and not return_stored else stored
 
 
-def _placed(x: da.Array, target: Array, region: Any, align: str, new: bool) -> tuple[tuple[slice, ...], da.Array]:
+def place_blocks(x: da.Array, target: Array, region: Any, align: str, new: bool) -> tuple[tuple[slice, ...], da.Array]:
     """The region of ``target`` that ``x`` goes to, and ``x`` aligned with its
     shards (chunks) there (per ``align``)."""
     region_slices = _region(region, target.shape)
@@ -255,7 +255,7 @@ def _write_resumable(
     preview = existing if existing is not None else create_array(MemoryStore(), path=where, shape=x.shape, **create)
     if existing is None and job.found is None and mode != "w":
         check_free(resolved, where, preview.zarr_format)
-    region_slices, aligned = _placed(x, preview, region, align, new=existing is None)
+    region_slices, aligned = place_blocks(x, preview, region, align, new=existing is None)
     start = tuple(s.start for s in region_slices)
     metadata = preview.metadata.to_json()
     identity = {"arrays": [array_identity(where, tokenize(x), metadata, preview.attrs.asdict(), region_slices)]}
