@@ -42,8 +42,8 @@ from ..storage.abc import Store
 from .graph import IN_TASK
 from .write_record import RECORD_DIR, WriteRecord, check_identity, check_resumable, plain_json
 
-__all__ = ["ResumableWrite", "block_indices", "block_region", "check_free", "write_block", "read_stored",
-           "stored_array"]
+__all__ = ["ResumableWrite", "block_indices", "block_region", "check_free", "mark_after", "write_block",
+           "read_stored", "stored_array"]
 
 
 def block_indices(chunks: tuple[tuple[int, ...], ...]) -> Iterator[tuple[int, ...]]:
@@ -67,6 +67,13 @@ def write_block(block: Any, target: Array, region: tuple[slice, ...], marker: st
     target.set_basic_selection(region, block, options=IN_TASK)
     target.store.set(marker, b"")
     return read_stored(target, region) if stored else None
+
+
+def mark_after(store: Store, marker: str, func: Callable[..., Any], *args: Any) -> Any:
+    """One task: ``func(*args)``, then the marker saying it is done."""
+    result = func(*args)
+    store.set(marker, b"")
+    return result
 
 
 def read_stored(target: Array, region: tuple[slice, ...], *_after: Any) -> Any:
@@ -161,27 +168,27 @@ class ResumableWrite:
         """The tasks writing the blocks of ``x`` (array number ``n`` of the write)
         not recorded as finished, into ``target`` at ``start``: ``(graph, keys)``.
         Their dependencies are ``x``'s tasks for these blocks only."""
-        indices = list(block_indices(x.chunks))
-        self._blocks[n] = indices
-        done = self._finished(n, indices)
         name = f"zarrdask-resume-write-{n}-{tokenize(x.name, target, start, self.record.id)}"
         dsk: dict[Any, Any] = {}
-        keys = []
-        for index in indices:
-            if (n, index) in done:
-                continue
-            key = (name, *index)
+        for index in self.unfinished(n, list(block_indices(x.chunks))):
             region = block_region(x.chunks, start, index)
-            dsk[key] = (write_block, (x.name, *index), target, region, self.record.marker(n, index), stored)
-            keys.append(key)
-        return dsk, keys
+            dsk[(name, *index)] = (write_block, (x.name, *index), target, region, self.record.marker(n, index), stored)
+        return dsk, list(dsk)
 
-    def _finished(self, n: int, indices: list[tuple[int, ...]]) -> set[tuple[int, tuple[int, ...]]]:
-        if self.found is None or not self.ready:
-            return set()  # a fresh write (or its setup was redone): nothing is finished
-        if self._done is None:
-            self._done = self.record.finished({n: indices})
-        return self._done
+    def unfinished(self, n: int, indices: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The block indices among ``indices`` (every block of the write's array
+        number ``n``) not recorded as written; all of them in a fresh write, or
+        when the setup was redone. The first call lists the record."""
+        self._blocks[n] = indices
+        if not self.ready:
+            return indices
+        if self._done is None or not self.store.listable:  # one listing, or the markers of this array read
+            self._done = (self._done or set()) | self.record.finished({n: indices})
+        return [i for i in indices if (n, i) not in self._done]
+
+    def marker(self, n: int, index: tuple[int, ...]) -> str:
+        """The key recording block ``index`` of array number ``n`` as written."""
+        return self.record.marker(n, index)
 
     def finish(self, dsk: dict[Any, Any], keys: list[Any], dependencies: Iterable[Any]) -> Delayed:
         """The write as one ``Delayed``: ``dsk`` (the tasks of every array) and

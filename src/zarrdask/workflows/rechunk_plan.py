@@ -54,6 +54,10 @@ class RechunkPlan:
         self._group_format = group_format
         self._graph: Any = None
         self._target: Any = None
+        #: the record of a resumable copy (``rechunk(..., resume=True)``), and the
+        #: number of tasks the plan was made for
+        self.resume: Any = None
+        self.planned_tasks = 0
 
     # -- numbers ------------------------------------------------------------------------
     @property
