@@ -260,8 +260,10 @@ def _write_resumable(
     metadata = preview.metadata.to_json()
     identity = {"arrays": [array_identity(where, tokenize(x), metadata, preview.attrs.asdict(), region_slices)]}
     job.check(identity, {"created": existing is None})
-    job.setup(lambda: create_array(resolved, path=where, shape=x.shape, **create),
-              [where] if existing is None else [], replace=mode == "w")
+    if existing is None:
+        job.setup(lambda: create_array(resolved, path=where, shape=x.shape, **create), [where], replace=mode == "w")
+    else:
+        job.setup(lambda: None, [], replace=False)
     target = existing if existing is not None else job.target(where, metadata, kwargs.get("write_empty_chunks"))
     dsk, keys = job.tasks(aligned, target, start, 0)
     final = job.finish(dsk, keys, [aligned])

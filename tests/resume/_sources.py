@@ -1,0 +1,58 @@
+"""Deterministic sources for resumable writes, shared by the tests and by the
+child processes of ``test_killed.py``.
+
+:func:`source` is the same dask array (same token) in every process. Its
+blocks pass through :func:`gate`, which records every block it computes in
+:data:`CALLS`, raises :class:`Interrupted` for the blocks in :data:`FAILING`
+(a write interrupted in-process, at a known block), and sleeps
+:data:`DELAY` seconds (a write slow enough to be killed midway).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+#: block indices (of the source's own chunking) whose computation raises
+FAILING: set[tuple[int, ...]] = set()
+#: every block computed in this process, in order
+CALLS: list[tuple[int, ...]] = []
+#: seconds each block takes (the child processes set it)
+DELAY = float(os.environ.get("ZARRDASK_TEST_BLOCK_DELAY", "0"))
+
+
+class Interrupted(RuntimeError):
+    """A block failed on purpose: the write stops midway."""
+
+
+def gate(block: np.ndarray, block_info: Any = None) -> np.ndarray:
+    index = tuple(block_info[0]["chunk-location"])
+    CALLS.append(index)
+    if index in FAILING:
+        raise Interrupted(f"block {index}")
+    if DELAY:
+        time.sleep(DELAY)
+    return block
+
+
+def source(shape: tuple[int, ...] = (64, 64), chunks: tuple[int, ...] = (8, 64), dtype: str = "f4",
+           offset: int = 0) -> da.Array:
+    """``arange`` values (plus ``offset``: other data), in blocks that go through :func:`gate`."""
+    n = int(np.prod(shape))
+    x = (da.arange(n, chunks=n, dtype="i8") + offset).reshape(shape).astype(dtype).rechunk(chunks)
+    return x.map_blocks(gate, dtype=dtype)
+
+
+def files(root: Any) -> dict[str, bytes]:
+    """Every file under ``root`` (a store's keys) with its bytes."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            full = os.path.join(dirpath, name)
+            with open(full, "rb") as f:
+                out[os.path.relpath(full, root).replace(os.sep, "/")] = f.read()
+    return out
