@@ -4,7 +4,8 @@ child processes of ``test_killed.py``.
 :func:`source` is the same dask array (same token) in every process. Its
 blocks pass through :func:`gate`, which records every block it computes in
 :data:`CALLS`, raises :class:`Interrupted` for the blocks in :data:`FAILING`
-(a write interrupted in-process, at a known block), and sleeps
+and for the :data:`FAIL_AT_CALL`-th block computed (a write interrupted
+in-process), and sleeps
 :data:`DELAY` seconds (a write slow enough to be killed midway).
 """
 
@@ -21,6 +22,8 @@ import numpy as np
 FAILING: set[tuple[int, ...]] = set()
 #: every block computed in this process, in order
 CALLS: list[tuple[int, ...]] = []
+#: when set (n > 0), the n-th block computed raises (whichever it is)
+FAIL_AT_CALL = [0]
 #: seconds each block takes (the child processes set it)
 DELAY = float(os.environ.get("ZARRDASK_TEST_BLOCK_DELAY", "0"))
 
@@ -32,7 +35,7 @@ class Interrupted(RuntimeError):
 def gate(block: np.ndarray, block_info: Any = None) -> np.ndarray:
     index = tuple(block_info[0]["chunk-location"])
     CALLS.append(index)
-    if index in FAILING:
+    if index in FAILING or len(CALLS) == FAIL_AT_CALL[0]:
         raise Interrupted(f"block {index}")
     if DELAY:
         time.sleep(DELAY)
