@@ -28,7 +28,7 @@ SHAPE, SHARDS, CHUNKS = (256, 256), (32, 32), (16, 16)
 ENCODING = {"chunks": CHUNKS, "shards": SHARDS}
 #: the region write's values start here (other values than those it overwrites)
 REGION_OFFSET = 10**6
-_WRITE_TASK = re.compile(r"zarrdask-resume-write-(\d+)-[0-9a-f]+'?, (\d+), (\d+)")
+_WRITE_TASK = re.compile(r"\('zarrdask-resume-write-(\d+)-[0-9a-f]+', (\d+), (\d+)\)")
 
 
 def dataset(start: int = 0, offset: int | None = None) -> Any:
@@ -67,7 +67,7 @@ def written_blocks(keys: list[Any]) -> list[list[int]]:
     """``[array number, i, j]`` of every write task among the task stream's keys."""
     out = []
     for key in keys:
-        found = _WRITE_TASK.search(str(key))
+        found = _WRITE_TASK.match(str(key))
         if found:
             out.append([int(g) for g in found.groups()])
     return out

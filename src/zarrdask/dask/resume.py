@@ -30,6 +30,8 @@ import itertools
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import dask.array as da
+import numpy as np
+from dask.array.core import ArraySliceDep
 from dask.base import tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
@@ -61,12 +63,15 @@ def block_region(chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...], in
     return tuple(out)
 
 
-def write_block(block: Any, target: Array, region: tuple[slice, ...], marker: str, stored: bool = False) -> Any:
-    """One task: store ``block`` in ``region`` of ``target``, then the marker
-    saying so (``stored``: return the values as stored)."""
+def write_block(block: Any, slices: tuple[slice, ...], *, target: Array, start: tuple[int, ...],
+                record: WriteRecord, n: int, block_id: tuple[int, ...] = ()) -> np.ndarray:
+    """One task (of ``map_blocks``, so that dask fuses it with the tasks making
+    the block): store ``block`` — at ``slices`` of the source, offset by
+    ``start`` — in ``target``, then the marker saying so."""
+    region = tuple(slice(s.start + o, s.stop + o) for s, o in zip(slices, start))
     target.set_basic_selection(region, block, options=IN_TASK)
-    target.store.set(marker, b"")
-    return read_stored(target, region) if stored else None
+    target.store.set(record.marker(n, block_id), b"")
+    return np.ones((1,) * len(region), dtype=bool)
 
 
 def mark_after(store: Store, marker: str, func: Callable[..., Any], *args: Any) -> Any:
@@ -81,8 +86,9 @@ def read_stored(target: Array, region: tuple[slice, ...], *_after: Any) -> Any:
     return target.get_basic_selection(region, options=IN_TASK)
 
 
-def _finish(record: WriteRecord, blocks: Mapping[int, list[tuple[int, ...]]], *_written: Any) -> None:
+def _finish(record: WriteRecord, blocks: Mapping[int, list[tuple[int, ...]]] | None, *_written: Any) -> np.ndarray:
     record.remove(blocks)
+    return np.ones(1, dtype=bool)
 
 
 def clear_created(store: Store, path: str) -> None:
@@ -163,17 +169,18 @@ class ResumableWrite:
             )
         return array
 
-    def tasks(self, x: da.Array, target: Array, start: tuple[int, ...], n: int, *, stored: bool = False
-              ) -> tuple[dict[Any, Any], list[Any]]:
-        """The tasks writing the blocks of ``x`` (array number ``n`` of the write)
-        not recorded as finished, into ``target`` at ``start``: ``(graph, keys)``.
-        Their dependencies are ``x``'s tasks for these blocks only."""
+    def tasks(self, x: da.Array, target: Array, start: tuple[int, ...], n: int) -> tuple[da.Array, list[Any]]:
+        """The write of ``x``'s blocks (array number ``n`` of the write) into
+        ``target`` at ``start``: the array of its tasks, one per block, and the
+        keys of those not recorded as finished — the graph is culled to them
+        when it runs, and so are ``x``'s tasks for the other blocks."""
         name = f"zarrdask-resume-write-{n}-{tokenize(x.name, target, start, self.record.id)}"
-        dsk: dict[Any, Any] = {}
-        for index in self.unfinished(n, list(block_indices(x.chunks))):
-            region = block_region(x.chunks, start, index)
-            dsk[(name, *index)] = (write_block, (x.name, *index), target, region, self.record.marker(n, index), stored)
-        return dsk, list(dsk)
+        written = x.map_blocks(
+            write_block, ArraySliceDep(x.chunks), target=target, start=start, record=self.record, n=n,
+            name=name, dtype=bool, chunks=tuple((1,) * len(c) for c in x.chunks),
+            meta=np.empty((0,) * x.ndim, dtype=bool),
+        )
+        return written, [(name, *index) for index in self.unfinished(n, list(block_indices(x.chunks)))]
 
     def unfinished(self, n: int, indices: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
         """The block indices among ``indices`` (every block of the write's array
@@ -191,20 +198,31 @@ class ResumableWrite:
         return self.record.marker(n, index)
 
     def finish(self, dsk: dict[Any, Any], keys: list[Any], dependencies: Iterable[Any]) -> Delayed:
-        """The write as one ``Delayed``: ``dsk`` (the tasks of every array) and
-        a last task, after ``keys``, that removes the record."""
-        final = f"zarrdask-resume-finish-{tokenize(self.record.id, keys)}"
-        graph = dict(dsk)
-        graph[final] = (_finish, self.record, dict(self._blocks), *keys)
+        """The write as one ``Delayed``: ``dsk`` (tasks of its own, marked with
+        :func:`mark_after`) and a last task, after ``keys``, that removes the record."""
+        final, graph = self._last(keys, dsk)
         return Delayed(final, HighLevelGraph.from_collections(final, graph, dependencies=list(dependencies)))
+
+    def finish_array(self, written: list[da.Array], keys: list[Any]) -> da.Array:
+        """The write as a one-element dask array (``dask.array.store``'s kind of
+        result), whose one task, after the ``keys`` of the ``written`` arrays
+        (:meth:`tasks`), removes the record."""
+        final, graph = self._last(keys, {})
+        hlg = HighLevelGraph.from_collections(final, {(final, 0): graph[final]}, dependencies=written)
+        return da.Array(hlg, final, ((1,),), dtype=bool, meta=np.empty((0,), dtype=bool))
+
+    def _last(self, keys: list[Any], dsk: dict[Any, Any]) -> tuple[str, dict[Any, Any]]:
+        final = f"zarrdask-resume-finish-{tokenize(self.record.id, keys)}"
+        blocks = None if self.store.listable else dict(self._blocks)  # named only where they cannot be listed
+        return final, {**dsk, final: (_finish, self.record, blocks, *keys)}
 
 
 def stored_array(target: Array, chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...],
-                 after: Delayed | None) -> da.Array:
+                 after: da.Array | None) -> da.Array:
     """The values of ``target`` as stored, chunked as ``chunks`` from ``start``
-    (read once ``after`` has run, when given)."""
+    (read once ``after``, the one-element array of :meth:`ResumableWrite.finish_array`, has run)."""
     name = f"zarrdask-resume-stored-{tokenize(target, chunks, start, after)}"
-    extra = (after.key,) if after is not None else ()
+    extra = ((after.name, 0),) if after is not None else ()
     dsk = {(name, *i): (read_stored, target, block_region(chunks, start, i), *extra) for i in block_indices(chunks)}
     deps = [after] if after is not None else []
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)

@@ -55,7 +55,7 @@ __all__ = ["resumable_write"]
 def resumable_write(writes: list[DatasetWrite], store: Store, path: str, *, append_dim: Hashable | None,
                     region: Any, consolidate: bool, replace: bool) -> list[Any]:
     """Prepare, check and set up ``writes`` as one resumable write; return the
-    pending dask write (one ``Delayed``: the unfinished blocks, then the record's removal)."""
+    pending dask write (a one-element dask array: the unfinished blocks, then the record's removal)."""
     job = ResumableWrite(store, record_id("dataset", path, append_dim=repr(append_dim), region=repr(region)),
                          f"group {node_name(path)!r}")
     for write in writes:  # every group checked before any is written
@@ -73,9 +73,8 @@ def resumable_write(writes: list[DatasetWrite], store: Store, path: str, *, appe
             consolidate_metadata(store)  # at the store's root, as xarray does
 
     job.setup(make, [*job.plan["groups created"], *job.plan["arrays created"]], replace)
-    dsk: dict[Any, Any] = {}
+    written: list[Any] = []
     keys: list[Any] = []
-    sources = []
     dask_writes = [(w, v, meta) for w, v, (meta, _) in planned if isinstance(v.variable.data, da.Array)]
     for n, (write, variable_write, metadata) in enumerate(dask_writes):
         target = job.target(join_path(write.path, variable_write.name), metadata, write.write_empty_chunks)
@@ -83,11 +82,10 @@ def resumable_write(writes: list[DatasetWrite], store: Store, path: str, *, appe
             warnings.simplefilter("ignore", RegionEdgeWarning)
             region_slices, aligned = place_blocks(variable_write.variable.data, target, variable_write.region,
                                                   "rechunk" if write.align_chunks else "auto", new=False)
-        more, more_keys = job.tasks(aligned, target, tuple(s.start for s in region_slices), n)
-        dsk.update(more)
-        keys.extend(more_keys)
-        sources.append(aligned)
-    return [job.finish(dsk, keys, sources)]
+        array, array_keys = job.tasks(aligned, target, tuple(s.start for s in region_slices), n)
+        written.append(array)
+        keys.extend(array_keys)
+    return [job.finish_array(written, keys)]
 
 
 def _expected(write: DatasetWrite, v: VariableWrite, plan: dict[str, Any]) -> tuple[dict[str, Any], dict]:
