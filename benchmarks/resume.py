@@ -7,8 +7,11 @@ same bytes) is written by ``zarrdask.to_zarr`` into a sharded Zarr v3 array
 level 1) on a ``distributed.LocalCluster`` of ``--workers`` single-threaded
 worker processes, without and with ``resume=True``. The two are run in
 alternation (plain, resume, plain, ... ``--repeat`` pairs; which one goes
-first alternates too), each into a fresh target, and the figure is the median
-of the pairs' time ratios (resume / plain), with the medians of the times.
+first alternates too), each into a fresh target. Reported: the median of the
+pairs' wall-time ratios (resume / plain), the ratio of the fastest runs, and
+the median of the pairs' CPU-time ratios (user + system seconds of the client
+process, moto included, and of every worker: less disturbed than wall time
+on a shared machine).
 
 Targets: a directory on tmpfs (``/dev/shm`` when there is one) and, with
 ``--s3``, a moto S3 server on 127.0.0.1 (started here; ``--s3-size`` MiB,
@@ -67,15 +70,32 @@ def source(size_mib: int) -> Any:
     return da.map_blocks(field, dtype="f4", chunks=tuple((SIDE,) * (n // SIDE) for n in shape))
 
 
-def _write(x: Any, url: str, resume: bool, storage_options: dict[str, Any] | None) -> float:
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (all its threads)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cluster_cpu() -> float:
+    """CPU seconds of this process (client, moto) and of every worker process."""
+    from distributed import get_client
+
+    return _cpu_seconds() + sum(get_client().run(_cpu_seconds).values())
+
+
+def _write(x: Any, url: str, resume: bool, storage_options: dict[str, Any] | None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (every process) of one write."""
     import zarrdask
 
     from numcodecs import Zstd
 
-    t0 = time.perf_counter()
+    cpu0, t0 = _cluster_cpu(), time.perf_counter()
     zarrdask.to_zarr(x, url, chunks=CHUNKS, shards=SHARDS, compressors=[Zstd(level=1)], resume=resume,
                      storage_options=storage_options)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    return wall, _cluster_cpu() - cpu0
 
 
 def measure(x: Any, fresh: Callable[[], tuple[str, Callable[[], None]]], repeat: int,
@@ -86,20 +106,26 @@ def measure(x: Any, fresh: Callable[[], tuple[str, Callable[[], None]]], repeat:
         _write(x, url, resume, storage_options)
         drop()
     times: dict[str, list[float]] = {"plain": [], "resume": []}
+    cpu: dict[str, list[float]] = {"plain": [], "resume": []}
     for i in range(repeat):
         order = (False, True) if i % 2 == 0 else (True, False)
         for resume in order:
             url, drop = fresh()
-            times["resume" if resume else "plain"].append(_write(x, url, resume, storage_options))
+            wall, seconds = _write(x, url, resume, storage_options)
+            times["resume" if resume else "plain"].append(wall)
+            cpu["resume" if resume else "plain"].append(seconds)
             drop()
-        _log(f"  pair {i + 1}/{repeat}: plain {times['plain'][-1]:.2f} s, resume {times['resume'][-1]:.2f} s")
+        _log(f"  pair {i + 1}/{repeat}: plain {times['plain'][-1]:.2f} s ({cpu['plain'][-1]:.2f} s CPU), "
+             f"resume {times['resume'][-1]:.2f} s ({cpu['resume'][-1]:.2f} s CPU)")
     ratios = [r / p for p, r in zip(times["plain"], times["resume"])]
     return {
         "times": times,
+        "cpu": cpu,
         "plain_median_s": statistics.median(times["plain"]),
         "resume_median_s": statistics.median(times["resume"]),
         "ratio_median": statistics.median(ratios),
-        "ratio_of_medians": statistics.median(times["resume"]) / statistics.median(times["plain"]),
+        "ratio_of_minimums": min(times["resume"]) / min(times["plain"]),
+        "cpu_ratio_median": statistics.median([r / p for p, r in zip(cpu["plain"], cpu["resume"])]),
         "ratios": ratios,
     }
 
@@ -132,12 +158,17 @@ def _moto() -> tuple[Any, dict[str, Any], Callable[[], tuple[str, Callable[[], N
 
 
 def _table(rows: list[tuple[str, int, dict[str, Any]]]) -> str:
-    lines = ["| target | MiB | tasks | plain (median) | resume=True (median) | resume / plain (median of pairs) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| target | MiB | tasks | plain (median) | resume=True (median) | time: resume / plain, median of "
+             "pairs | time: ratio of the fastest | CPU (all processes): resume / plain, median of pairs |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, mib, r in rows:
         lines.append(f"| {name} | {mib} | {r['tasks']} | {r['plain_median_s']:.2f} s | {r['resume_median_s']:.2f} s "
-                     f"| {r['ratio_median']:.3f} ({(r['ratio_median'] - 1) * 100:+.1f} %) |")
+                     f"| {_pct(r['ratio_median'])} | {_pct(r['ratio_of_minimums'])} | {_pct(r['cpu_ratio_median'])} |")
     return "\n".join(lines)
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
 
 
 def main(argv: list[str] | None = None) -> int:
