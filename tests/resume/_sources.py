@@ -42,6 +42,25 @@ def gate(block: np.ndarray, block_info: Any = None) -> np.ndarray:
     return block
 
 
+def interrupt(call: Any, fail: Any = ((3, 0),)) -> None:
+    """Run ``call`` with the blocks ``fail`` raising, expecting it to stop
+    midway; then clear the gate for the next call."""
+    import pytest
+
+    FAILING.update(fail)
+    with pytest.raises(Interrupted):
+        call()
+    FAILING.clear()
+    CALLS.clear()
+
+
+def reset() -> None:
+    """No block fails, none is counted."""
+    FAILING.clear()
+    CALLS.clear()
+    FAIL_AT_CALL[0] = 0
+
+
 def source(shape: tuple[int, ...] = (64, 64), chunks: tuple[int, ...] = (8, 64), dtype: str = "f4",
            offset: int = 0) -> da.Array:
     """``arange`` values (plus ``offset``: other data), in blocks that go through :func:`gate`."""

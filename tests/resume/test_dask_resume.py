@@ -20,21 +20,6 @@ LAYOUT = dict(chunks=(4, 32), shards=(8, 64))  # the (64, 64) source's (8, 64) b
 ALL = {(i, 0) for i in range(8)}
 
 
-@pytest.fixture(autouse=True)
-def _fresh_gate():
-    S.FAILING.clear()
-    S.CALLS.clear()
-    yield
-    S.FAILING.clear()
-
-
-def interrupt(call, fail=((3, 0),)):
-    """Run ``call`` with the blocks ``fail`` raising: it stops midway."""
-    S.FAILING.update(fail)
-    with pytest.raises(S.Interrupted):
-        call()
-    S.FAILING.clear()
-    S.CALLS.clear()
 
 
 def finished(files):
@@ -58,7 +43,7 @@ def write(path, x, **kwargs):
 def test_interrupted_write_finishes_with_only_unfinished_blocks(tmp_path):
     expected = plain(tmp_path / "plain.zarr", S.source(), **LAYOUT)
     out = tmp_path / "out.zarr"
-    interrupt(lambda: write(out, S.source(), **LAYOUT))
+    S.interrupt(lambda: write(out, S.source(), **LAYOUT))
     done = finished(S.files(out))
     assert done and done != ALL
     a = write(out, S.source(), **LAYOUT)
@@ -69,7 +54,7 @@ def test_interrupted_write_finishes_with_only_unfinished_blocks(tmp_path):
 
 def test_resume_with_other_data_is_refused_and_changes_nothing(tmp_path):
     out = tmp_path / "out.zarr"
-    interrupt(lambda: write(out, S.source(), **LAYOUT))
+    S.interrupt(lambda: write(out, S.source(), **LAYOUT))
     before = S.files(out)
     with pytest.raises(WriteRecordMismatchError, match=r"array '/'.*source: recorded") as e:
         write(out, S.source(offset=1), **LAYOUT)
@@ -95,7 +80,7 @@ def test_replacing_write_resumes_without_replacing_again(tmp_path):
     out = tmp_path / "out.zarr"
     zarrdask.create_array(str(out), shape=(3,), dtype="i1", data=np.arange(3, dtype="i1"))
     expected = plain(tmp_path / "plain.zarr", S.source(), **LAYOUT)
-    interrupt(lambda: write(out, S.source(), mode="w", **LAYOUT))
+    S.interrupt(lambda: write(out, S.source(), mode="w", **LAYOUT))
     done = finished(S.files(out))
     write(out, S.source(), mode="w", **LAYOUT)
     assert set(S.CALLS) == ALL - done
@@ -110,7 +95,7 @@ def test_region_write_resumes_its_region(tmp_path):
     expected = plain(tmp_path / "plain.zarr", S.source(), mode="r+", region=region)
     out = tmp_path / "out.zarr"
     target(out)
-    interrupt(lambda: write(out, S.source(), mode="r+", region=region))
+    S.interrupt(lambda: write(out, S.source(), mode="r+", region=region))
     done = finished(S.files(out))
     write(out, S.source(), mode="r+", region=region)
     assert set(S.CALLS) == ALL - done
@@ -148,7 +133,7 @@ def test_setup_cut_short_is_done_again(tmp_path, monkeypatch):
     expected = plain(tmp_path / "plain.zarr", S.source(), **LAYOUT)
     out = tmp_path / "out.zarr"
     monkeypatch.setattr(writer, "create_array", create_then_die)
-    interrupt(lambda: write(out, S.source(), **LAYOUT))  # mode "w-": the array exists, the record says "setup"
+    S.interrupt(lambda: write(out, S.source(), **LAYOUT))  # mode "w-": the array exists, the record says "setup"
     monkeypatch.setattr(writer, "create_array", real)
     write(out, S.source(), **LAYOUT)
     assert set(S.CALLS) == ALL
@@ -215,7 +200,7 @@ class Unlisted(MemoryStore):
 
 def test_store_that_cannot_list(tmp_path):
     store = Unlisted()
-    interrupt(lambda: zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT))
+    S.interrupt(lambda: zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT))
     done = {tuple(int(i) for i in k.rsplit("/", 1)[1].split(".")) for k in MemoryStore.list(store) if "/done/" in k}
     a = zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT)
     assert set(S.CALLS) == ALL - done
@@ -226,7 +211,7 @@ def test_store_that_cannot_list(tmp_path):
 def test_peers_read_while_the_record_is_there(tmp_path):
     zarr = pytest.importorskip("zarr")
     out = tmp_path / "out.zarr"
-    interrupt(lambda: write(out, S.source(), **LAYOUT))
+    S.interrupt(lambda: write(out, S.source(), **LAYOUT))
     done = finished(S.files(out))
     ours = zarrdask.open_array(str(out))
     assert len(ours.stored_keys()) == len(done) == ours.nshards_initialized
@@ -241,7 +226,7 @@ def test_peers_read_while_the_record_is_there(tmp_path):
 def test_s3(s3_bucket, s3_storage_options):
     url = f"s3://{s3_bucket}/out.zarr"
     opts = dict(storage_options=s3_storage_options, **LAYOUT)
-    interrupt(lambda: zarrdask.to_zarr(S.source(), url, resume=True, store_kwargs=SCHED, **opts))
+    S.interrupt(lambda: zarrdask.to_zarr(S.source(), url, resume=True, store_kwargs=SCHED, **opts))
     fs = __import__("fsspec").filesystem("s3", **s3_storage_options)
     done = {tuple(int(i) for i in k.rsplit("/", 1)[1].split(".")) for k in fs.find(f"{s3_bucket}/out.zarr")
             if "/done/" in k}

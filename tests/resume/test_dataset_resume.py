@@ -19,13 +19,6 @@ ENC = {"chunks": (4, 32), "shards": (8, 64)}
 ALL = {(i, 0) for i in range(8)}
 
 
-@pytest.fixture(autouse=True)
-def _fresh_gate():
-    S.FAILING.clear()
-    S.CALLS.clear()
-    yield
-    S.FAILING.clear()
-
 
 def dataset(offset=0, start=0):
     x = S.source(offset=offset)
@@ -39,13 +32,6 @@ def dataset(offset=0, start=0):
 def write(path, ds, **kwargs):
     return zarrdask.xarray.to_zarr(ds, str(path), resume=True, chunkmanager_store_kwargs=SCHED, **kwargs)
 
-
-def interrupt(call, fail=((3, 0),)):
-    S.FAILING.update(fail)
-    with pytest.raises(S.Interrupted):
-        call()
-    S.FAILING.clear()
-    S.CALLS.clear()
 
 
 def recorded(files):
@@ -66,7 +52,7 @@ def test_two_variables_finish_with_only_unfinished_blocks(tmp_path):
     plain = tmp_path / "plain.zarr"
     zarrdask.xarray.to_zarr(dataset(), str(plain), encoding={"a": ENC, "b": ENC}, chunkmanager_store_kwargs=SCHED)
     out = tmp_path / "out.zarr"
-    interrupt(lambda: write(out, dataset(), encoding={"a": ENC, "b": ENC}))
+    S.interrupt(lambda: write(out, dataset(), encoding={"a": ENC, "b": ENC}))
     done = recorded(S.files(out))
     assert done
     write(out, dataset(), encoding={"a": ENC, "b": ENC})
@@ -78,7 +64,7 @@ def test_two_variables_finish_with_only_unfinished_blocks(tmp_path):
 
 def test_other_data_is_refused_and_changes_nothing(tmp_path):
     out = tmp_path / "out.zarr"
-    interrupt(lambda: write(out, dataset(), encoding={"a": ENC, "b": ENC}))
+    S.interrupt(lambda: write(out, dataset(), encoding={"a": ENC, "b": ENC}))
     before = S.files(out)
     with pytest.raises(WriteRecordMismatchError, match=r"group '/'.*array 'a' source"):
         write(out, dataset(offset=5), encoding={"a": ENC, "b": ENC})
@@ -94,7 +80,7 @@ def test_append_resumes_without_appending_twice(tmp_path):
     out = tmp_path / "out.zarr"
     zarrdask.xarray.to_zarr(dataset(), str(out), encoding={"a": ENC, "b": ENC})
     S.CALLS.clear()
-    interrupt(lambda: write(out, dataset(start=64), append_dim="t"))
+    S.interrupt(lambda: write(out, dataset(start=64), append_dim="t"))
     assert zarrdask.open_array(str(out), path="a").shape == (128, 64)  # resized before the blocks
     done = recorded(S.files(out))
     write(out, dataset(start=64), append_dim="t")
@@ -127,7 +113,7 @@ def test_region_write_resumes_its_region(tmp_path):
     zarrdask.xarray.to_zarr(part, str(plain), region=region, chunkmanager_store_kwargs=SCHED)
     out = tmp_path / "out.zarr"
     target(out)
-    interrupt(lambda: write(out, part, region=region))
+    S.interrupt(lambda: write(out, part, region=region))
     done = recorded(S.files(out))
     write(out, part, region=region)
     assert set(S.CALLS) == ALL - (done.get(0, set()) & done.get(1, set()))
@@ -137,7 +123,7 @@ def test_region_write_resumes_its_region(tmp_path):
 def test_replacing_write_and_peers_while_unfinished(tmp_path):
     out = tmp_path / "out.zarr"
     zarrdask.xarray.to_zarr(dataset(offset=9), str(out))
-    interrupt(lambda: write(out, dataset(), mode="w", encoding={"a": ENC, "b": ENC}))
+    S.interrupt(lambda: write(out, dataset(), mode="w", encoding={"a": ENC, "b": ENC}))
     with pytest.warns(Warning):  # zarr-python names the record's directory; it opens the rest
         reopened = xr.open_zarr(str(out), consolidated=False)
     assert set(reopened.data_vars) == {"a", "b"}
@@ -153,7 +139,7 @@ def test_accessor_and_datatree(tmp_path):
                                chunkmanager_store_kwargs=SCHED)
     assert no_record(out)
     tree = xr.DataTree.from_dict({"/": dataset(), "/child": dataset(offset=3)})
-    interrupt(lambda: zarrdask.xarray.to_zarr(tree, str(tmp_path / "tree.zarr"), resume=True,
+    S.interrupt(lambda: zarrdask.xarray.to_zarr(tree, str(tmp_path / "tree.zarr"), resume=True,
                                               chunkmanager_store_kwargs=SCHED))
     zarrdask.xarray.to_zarr(tree, str(tmp_path / "tree.zarr"), resume=True, chunkmanager_store_kwargs=SCHED)
     assert no_record(tmp_path / "tree.zarr")

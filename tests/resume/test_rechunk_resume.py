@@ -20,14 +20,6 @@ SCHED = {"scheduler": "threads", "num_workers": 1}
 rechunk_module = importlib.import_module("zarrdask.workflows.rechunk")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_gate():
-    S.FAILING.clear()
-    S.CALLS.clear()
-    yield
-    S.FAILING.clear()
-    S.FAIL_AT_CALL[0] = 0
-
 
 @pytest.fixture
 def copies(monkeypatch):

@@ -1,4 +1,5 @@
-"""Running a write so that ``resume=True`` can finish it after a kill.
+"""Running a write so that ``resume=True`` can finish it after a kill
+(what it promises per store: docs/guarantees.md, "Resumable writes").
 
 A :class:`ResumableWrite` holds one write's record
 (:mod:`zarrdask.dask.write_record`) and runs its three steps:

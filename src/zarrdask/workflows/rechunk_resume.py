@@ -1,4 +1,5 @@
-"""``rechunk(..., resume=True)``: a copy that finishes where a killed one stopped.
+"""``rechunk(..., resume=True)``: a copy that finishes where a killed one stopped
+(docs/guarantees.md, "Resumable writes"; docs/rechunking.md).
 
 The record (:mod:`zarrdask.dask.write_record`) lives in the target store; the
 copy's identity is, per array, the source (its location and metadata: a

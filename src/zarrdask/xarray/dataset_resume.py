@@ -1,4 +1,6 @@
-"""The Dataset writer with ``resume=True``: one write record for the whole call.
+"""The Dataset writer with ``resume=True``: one write record for the whole call
+(docs/guarantees.md, "Resumable writes"; the layout written is xarray's, see
+:mod:`zarrdask.xarray.writer`).
 
 :func:`zarrdask.xarray.to_zarr` with ``resume=True`` runs its
 :class:`~zarrdask.xarray.dataset_write.DatasetWrite` objects (one per group)
