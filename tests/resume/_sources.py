@@ -69,6 +69,20 @@ def source(shape: tuple[int, ...] = (64, 64), chunks: tuple[int, ...] = (8, 64),
     return x.map_blocks(gate, dtype=dtype)
 
 
+def shards(keys: Any, variables: tuple[str, ...] = ("",)) -> set[tuple[int, ...]]:
+    """``(array number, *shard index)`` of the shard keys among ``keys`` of the
+    arrays at ``variables`` (paths, ``""``: the root)."""
+    out = set()
+    for key in keys:
+        for n, name in enumerate(variables):
+            rest = key[len(name) + 1:] if name else key
+            if (not name or key.startswith(name + "/")) and rest.startswith("c/"):
+                parts = rest[2:].split("/")
+                if all(p.isdigit() for p in parts):
+                    out.add((n, *map(int, parts)))
+    return out
+
+
 def files(root: Any) -> dict[str, bytes]:
     """Every file under ``root`` (a store's keys) with its bytes."""
     out = {}

@@ -22,13 +22,13 @@ ALL = {(i, 0) for i in range(8)}
 
 
 
-def finished(files):
-    """The block indices of array 0 recorded as written."""
-    out = set()
-    for key in files:
-        if key.startswith(RECORD_DIR + "/") and "/done/0/" in key:
-            out.add(tuple(int(i) for i in key.rsplit("/", 1)[1].split(".")))
-    return out
+def finished(files, created=True):
+    """The blocks finished: in an array the write creates, those whose shard is
+    stored; in another one, those recorded by a marker."""
+    if created:
+        return {(i, j) for _, i, j in S.shards(files)}
+    return {tuple(int(i) for i in k.rsplit("/", 1)[1].split(".")) for k in files
+            if k.startswith(RECORD_DIR + "/") and "/done/0/" in k}
 
 
 def plain(path, x, **kwargs):
@@ -96,7 +96,7 @@ def test_region_write_resumes_its_region(tmp_path):
     out = tmp_path / "out.zarr"
     target(out)
     S.interrupt(lambda: write(out, S.source(), mode="r+", region=region))
-    done = finished(S.files(out))
+    done = finished(S.files(out), created=False)
     write(out, S.source(), mode="r+", region=region)
     assert set(S.CALLS) == ALL - done
     assert S.files(out) == expected
@@ -175,6 +175,11 @@ class Recording(MemoryStore):
         self.requests.append(("delete", key))
         super().delete(key)
 
+    def delete_many(self, keys):
+        keys = list(keys)
+        self.requests.extend(("delete", k) for k in keys)
+        super().delete_many(keys)
+
 
 def test_costs(tmp_path):
     plain_store, store = Recording(), Recording()
@@ -182,13 +187,25 @@ def test_costs(tmp_path):
     assert not [r for r in plain_store.requests if RECORD_DIR in r[1]]  # without resume: no record, no request
     zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT)
     extra = [r for r in store.requests if RECORD_DIR in r[1]]
-    markers = [r for r in extra if r[0] == "set" and "/done/" in r[1]]
-    assert len(markers) == 8  # one small write per task
-    assert len([r for r in extra if r[0] == "set"]) == 8 + 2  # and the record, stored twice
-    assert len([r for r in extra if r[0] == "get"]) == 1  # read once, before anything
+    # a new array: no marker (its shards say which blocks are finished); the record: read once before
+    # anything, stored twice, listed and deleted at the end
+    assert sorted(r[0] for r in extra) == ["delete", "get", "list", "set", "set"]
     plain_sets = [r for r in plain_store.requests if r[0] == "set"]
     assert [r for r in store.requests if r[0] == "set" and RECORD_DIR not in r[1]] == plain_sets
     assert sorted(store.list()) == sorted(plain_store.list())
+
+
+def test_costs_into_an_existing_array(tmp_path):
+    store = Recording()
+    zarrdask.create_array(store, shape=(64, 64), dtype="f4", **LAYOUT)
+    store.requests.clear()
+    zarrdask.to_zarr(S.source(), store, mode="r+", resume=True, store_kwargs=SCHED)
+    extra = [r for r in store.requests if RECORD_DIR in r[1]]
+    markers = [r for r in extra if r[0] == "set" and "/done/" in r[1]]
+    assert len(markers) == 8  # one small write per task
+    assert len([r for r in extra if r[0] == "set"]) == 8 + 2
+    deletes = [r[1] for r in extra if r[0] == "delete"]
+    assert len(deletes) == 9 and deletes[-1].endswith("/write.json")  # the document last: a cut-short removal resumes
 
 
 class Unlisted(MemoryStore):
@@ -201,7 +218,7 @@ class Unlisted(MemoryStore):
 def test_store_that_cannot_list(tmp_path):
     store = Unlisted()
     S.interrupt(lambda: zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT))
-    done = {tuple(int(i) for i in k.rsplit("/", 1)[1].split(".")) for k in MemoryStore.list(store) if "/done/" in k}
+    done = {(i, j) for _, i, j in S.shards(MemoryStore.list(store))}
     a = zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT)
     assert set(S.CALLS) == ALL - done
     np.testing.assert_array_equal(a[...], S.source().compute())
@@ -218,7 +235,7 @@ def test_peers_read_while_the_record_is_there(tmp_path):
     theirs = zarr.open_array(str(out), mode="r")
     assert theirs.nchunks_initialized == ours.nchunks_initialized
     values = S.source().compute()
-    for i, _ in done:
+    for i, _ in done:  # the stored shards read back
         np.testing.assert_array_equal(theirs[i * 8:(i + 1) * 8], values[i * 8:(i + 1) * 8])
 
 
@@ -228,8 +245,7 @@ def test_s3(s3_bucket, s3_storage_options):
     opts = dict(storage_options=s3_storage_options, **LAYOUT)
     S.interrupt(lambda: zarrdask.to_zarr(S.source(), url, resume=True, store_kwargs=SCHED, **opts))
     fs = __import__("fsspec").filesystem("s3", **s3_storage_options)
-    done = {tuple(int(i) for i in k.rsplit("/", 1)[1].split(".")) for k in fs.find(f"{s3_bucket}/out.zarr")
-            if "/done/" in k}
+    done = {(i, j) for _, i, j in S.shards(k[len(f"{s3_bucket}/out.zarr/"):] for k in fs.find(f"{s3_bucket}/out.zarr"))}
     assert done
     zarrdask.to_zarr(S.source(), url, resume=True, store_kwargs=SCHED, **opts)
     assert set(S.CALLS) == ALL - done

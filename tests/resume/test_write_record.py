@@ -12,9 +12,10 @@ from zarrdask.dask.write_record import (
     check_identity,
     check_resumable,
     record_id,
+    whole_keys,
 )
 from zarrdask.errors import ResumeRefusedError, WriteRecordMismatchError
-from zarrdask.storage import MemoryStore, PrefixStore, ZipStore
+from zarrdask.storage import FsspecStore, LocalStore, MemoryStore, PrefixStore, ZipStore
 from zarrdask.storage.abc import Store
 
 
@@ -123,3 +124,11 @@ def test_zarr_python_zip_store_is_refused(tmp_path):
     with pytest.raises(ResumeRefusedError):
         check_resumable(store)
     assert isinstance(store, Store)
+
+
+def test_stores_whose_keys_are_written_whole(tmp_path):
+    assert whole_keys(LocalStore(str(tmp_path / "d")))
+    assert whole_keys(PrefixStore(LocalStore(str(tmp_path / "d")), "p"))
+    assert whole_keys(MemoryStore())
+    assert whole_keys(FsspecStore("memory://whole-keys"))
+    assert not whole_keys(FsspecStore(f"file://{tmp_path}/f"))  # fsspec writes local files in place

@@ -43,7 +43,7 @@ from ..core.nodes import clear_node, node_name, prepare_node
 from ..errors import NodeExistsError, WriteRecordMismatchError
 from ..storage.abc import Store
 from .graph import IN_TASK
-from .write_record import RECORD_DIR, WriteRecord, check_identity, check_resumable, plain_json
+from .write_record import RECORD_DIR, WriteRecord, check_identity, check_resumable, plain_json, whole_keys
 
 __all__ = ["ResumableWrite", "block_indices", "block_region", "check_free", "mark_after", "write_block",
            "read_stored", "stored_array"]
@@ -65,13 +65,15 @@ def block_region(chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...], in
 
 
 def write_block(block: Any, slices: tuple[slice, ...], *, target: Array, start: tuple[int, ...],
-                record: WriteRecord, n: int, block_id: tuple[int, ...] = ()) -> np.ndarray:
+                record: WriteRecord | None, n: int, block_id: tuple[int, ...] = ()) -> np.ndarray:
     """One task (of ``map_blocks``, so that dask fuses it with the tasks making
     the block): store ``block`` — at ``slices`` of the source, offset by
-    ``start`` — in ``target``, then the marker saying so."""
+    ``start`` — in ``target``, then the marker saying so (unless the block's
+    stored keys say it: ``record`` is ``None``)."""
     region = tuple(slice(s.start + o, s.stop + o) for s, o in zip(slices, start))
     target.set_basic_selection(region, block, options=IN_TASK)
-    target.store.set(record.marker(n, block_id), b"")
+    if record is not None:
+        target.store.set(record.marker(n, block_id), b"")
     return np.ones((1,) * len(region), dtype=bool)
 
 
@@ -170,18 +172,41 @@ class ResumableWrite:
             )
         return array
 
-    def tasks(self, x: da.Array, target: Array, start: tuple[int, ...], n: int) -> tuple[da.Array, list[Any]]:
+    def tasks(self, x: da.Array, target: Array, start: tuple[int, ...], n: int, *, created: bool = False
+              ) -> tuple[da.Array, list[Any]]:
         """The write of ``x``'s blocks (array number ``n`` of the write) into
         ``target`` at ``start``: the array of its tasks, one per block, and the
-        keys of those not recorded as finished — the graph is culled to them
-        when it runs, and so are ``x``'s tasks for the other blocks."""
+        keys of those not finished — the graph is culled to them when it runs,
+        and so are ``x``'s tasks for the other blocks. ``created``: the write
+        created ``target``, so on a store of whole keys the blocks' stored keys
+        say which are finished, and no marker is written."""
+        indices = list(block_indices(x.chunks))
+        by_keys = created and self.store.listable and whole_keys(self.store)
+        todo = self._unstored(target, x.chunks, start, indices) if by_keys else self.unfinished(n, indices)
         name = f"zarrdask-resume-write-{n}-{tokenize(x.name, target, start, self.record.id)}"
         written = x.map_blocks(
-            write_block, ArraySliceDep(x.chunks), target=target, start=start, record=self.record, n=n,
+            write_block, ArraySliceDep(x.chunks), target=target, start=start,
+            record=None if by_keys else self.record, n=n,
             name=name, dtype=bool, chunks=tuple((1,) * len(c) for c in x.chunks),
             meta=np.empty((0,) * x.ndim, dtype=bool),
         )
-        return written, [(name, *index) for index in self.unfinished(n, list(block_indices(x.chunks)))]
+        return written, [(name, *index) for index in todo]
+
+    def _unstored(self, target: Array, chunks: tuple[tuple[int, ...], ...], start: tuple[int, ...],
+                  indices: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The blocks some of whose shards (chunks) are not stored: one listing."""
+        if not self.ready:
+            return indices
+        stored = set(target.stored_keys())
+        bounds = [np.cumsum((0, *sizes)) for sizes in target.layout.grid.dask_chunks()]
+        todo = []
+        for index in indices:
+            region = block_region(chunks, start, index)
+            ranges = [range(int(np.searchsorted(b, r.start, "right")) - 1, int(np.searchsorted(b, r.stop, "left")))
+                      for b, r in zip(bounds, region)]
+            if not all(target.layout.chunk_key(c) in stored for c in itertools.product(*ranges)):
+                todo.append(index)
+        return todo
 
     def unfinished(self, n: int, indices: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
         """The block indices among ``indices`` (every block of the write's array

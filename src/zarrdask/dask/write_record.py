@@ -17,6 +17,13 @@ metadata, so readers skip it), and is removed when the write completes:
     store's ``set`` returns when the value is stored: a file moved into place,
     an object PUT acknowledged).
 
+An array the write *creates* needs no markers on a store whose keys are
+written whole (:func:`whole_keys`): its keys did not exist before the write,
+every block writes whole shards (chunks), so a block is finished exactly
+when the keys of its shards are stored (a shard equal to the fill value is
+not stored: its block is computed again, and writes nothing again). A resume
+lists the array's keys once instead.
+
 ``<id>`` names the target — the node's path, and the region or append
 dimension — so concurrent writes of separate regions keep separate records,
 and a resume finds its own. The *identity* says what is written: per array,
@@ -27,9 +34,10 @@ whose identity differs from the recorded one is refused
 differs) before anything is written.
 
 A write keeps no record at all without ``resume=True``: it costs what it
-always did. With it, a write costs the record (two small writes before the
-blocks, one listing and one batched delete after) and one small write per
-block.
+always did. With it, a write costs the record (one read and two small writes
+before the blocks, one listing and one batched delete after), plus one small
+write per block of an array it does not create (or on a store whose keys are
+not written whole).
 
 A store whose writes cannot survive a killed writer is refused
 (:class:`~zarrdask.errors.ResumeRefusedError`): a zip archive, whose central
@@ -45,8 +53,10 @@ from typing import Any, Iterable, Mapping
 from dask.base import tokenize
 
 from ..errors import ResumeRefusedError, WriteRecordMismatchError
+from ..storage import FsspecStore, LocalStore, MemoryStore
 from ..storage.abc import Store
 from ..storage.keys import join_path
+from ..storage.wrappers import WrapperStore
 
 __all__ = [
     "RECORD_DIR",
@@ -56,6 +66,7 @@ __all__ = [
     "check_resumable",
     "plain_json",
     "record_id",
+    "whole_keys",
 ]
 
 #: the directory (key prefix) at the store's root under which records live
@@ -65,6 +76,8 @@ _DOCUMENT = "write.json"
 _DONE = "done"
 #: the metadata fields of the identity, named in errors as they are in the metadata document
 _NOT_COMPARED = ("attributes", "node_type")
+#: fsspec protocols whose writes are one PUT of the whole object
+_OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "memory"})
 
 
 def check_resumable(store: Any) -> None:
@@ -86,6 +99,20 @@ def check_resumable(store: Any) -> None:
                 "directory or an object store with resume=True and zip it afterwards"
             )
         seen = getattr(seen, "store", None) or getattr(seen, "zarr_store", None)
+
+
+def whole_keys(store: Store) -> bool:
+    """Whether a value the store holds is whole: a write killed midway leaves the
+    old value or none, never part of the new one (docs/guarantees.md, "What is
+    atomic"). True for ``LocalStore`` (a temporary file renamed into place),
+    ``MemoryStore`` and object stores through fsspec (one PUT); false for
+    fsspec's local file system (written in place) and stores zarrdask does not
+    know. Wrappers (a prefix, counting) are seen through."""
+    while isinstance(store, WrapperStore):
+        store = store.store
+    if isinstance(store, (LocalStore, MemoryStore)):
+        return True
+    return isinstance(store, FsspecStore) and store.protocol in _OBJECT_STORES
 
 
 def record_id(kind: str, path: str, **where: Any) -> str:
@@ -227,10 +254,13 @@ class WriteRecord:
         return {w for w, value in zip(wanted, found) if value is not None}
 
     def remove(self, blocks: Mapping[int, Iterable[tuple[int, ...]]] | None = None) -> None:
-        """Delete the record: the write is complete (``blocks``: every block of
-        each array, whose markers are deleted by name on a store that cannot list)."""
+        """Delete the record — the write is complete: its markers first, its
+        document last, so that a removal cut short leaves a record that the next
+        resume finishes and removes (``blocks``: every block of each array,
+        whose markers are deleted by name on a store that cannot list)."""
         if self.store.listable:
-            self.store.delete_prefix(self.prefix)
-            return
-        markers = [self.marker(n, i) for n, indices in (blocks or {}).items() for i in indices]
-        self.store.delete_many([*markers, self.key])
+            markers = [k for k in self.store.list_prefix(self.prefix) if k != self.key]
+        else:
+            markers = [self.marker(n, i) for n, indices in (blocks or {}).items() for i in indices]
+        self.store.delete_many(markers)
+        self.store.delete(self.key)

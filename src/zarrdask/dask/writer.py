@@ -265,7 +265,7 @@ def _write_resumable(
     else:
         job.setup(lambda: None, [], replace=False)
     target = existing if existing is not None else job.target(where, metadata, kwargs.get("write_empty_chunks"))
-    written, keys = job.tasks(aligned, target, start, 0)
+    written, keys = job.tasks(aligned, target, start, 0, created=existing is None)
     final = job.finish_array([written], keys)
     if return_stored:
         stored = stored_array(target, aligned.chunks, start, None if compute else final)

@@ -84,7 +84,8 @@ def resumable_write(writes: list[DatasetWrite], store: Store, path: str, *, appe
             warnings.simplefilter("ignore", RegionEdgeWarning)
             region_slices, aligned = place_blocks(variable_write.variable.data, target, variable_write.region,
                                                   "rechunk" if write.align_chunks else "auto", new=False)
-        array, array_keys = job.tasks(aligned, target, tuple(s.start for s in region_slices), n)
+        array, array_keys = job.tasks(aligned, target, tuple(s.start for s in region_slices), n,
+                                      created=variable_write.create is not None)
         written.append(array)
         keys.extend(array_keys)
     return [job.finish_array(written, keys)]
