@@ -126,8 +126,16 @@ def measure(x: Any, fresh: Callable[[], tuple[str, Callable[[], None]]], repeat:
         "ratio_median": statistics.median(ratios),
         "ratio_of_minimums": min(times["resume"]) / min(times["plain"]),
         "cpu_ratio_median": statistics.median([r / p for p, r in zip(cpu["plain"], cpu["resume"])]),
+        "ratio_median_ci95": _interval(ratios),
         "ratios": ratios,
     }
+
+
+def _interval(ratios: list[float], draws: int = 2000) -> tuple[float, float]:
+    """A 95 % bootstrap interval of the median of ``ratios`` (how much the noise allows)."""
+    rng = np.random.default_rng(0)
+    medians = np.median(rng.choice(np.asarray(ratios), size=(draws, len(ratios))), axis=1)
+    return float(np.percentile(medians, 2.5)), float(np.percentile(medians, 97.5))
 
 
 def _local(root: str) -> Callable[[], tuple[str, Callable[[], None]]]:
@@ -159,11 +167,13 @@ def _moto() -> tuple[Any, dict[str, Any], Callable[[], tuple[str, Callable[[], N
 
 def _table(rows: list[tuple[str, int, dict[str, Any]]]) -> str:
     lines = ["| target | MiB | tasks | plain (median) | resume=True (median) | time: resume / plain, median of "
-             "pairs | time: ratio of the fastest | CPU (all processes): resume / plain, median of pairs |",
-             "|---|---|---|---|---|---|---|---|"]
+             "pairs [95 % interval] | time: ratio of the fastest | CPU (all processes): resume / plain, median of "
+             "pairs |", "|---|---|---|---|---|---|---|---|"]
     for name, mib, r in rows:
+        low, high = r["ratio_median_ci95"]
         lines.append(f"| {name} | {mib} | {r['tasks']} | {r['plain_median_s']:.2f} s | {r['resume_median_s']:.2f} s "
-                     f"| {_pct(r['ratio_median'])} | {_pct(r['ratio_of_minimums'])} | {_pct(r['cpu_ratio_median'])} |")
+                     f"| {_pct(r['ratio_median'])} [{low:.3f}, {high:.3f}] | {_pct(r['ratio_of_minimums'])} "
+                     f"| {_pct(r['cpu_ratio_median'])} |")
     return "\n".join(lines)
 
 

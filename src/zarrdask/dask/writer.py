@@ -30,9 +30,9 @@ from dask.base import tokenize
 
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
+from ..core.nodes import node_name
 from ..errors import AlignmentWarning, RegionEdgeWarning, SelectionError, UnknownChunkSizesError, ZarrdaskError, warn
 from ..indexing import normalize_selection
-from ..core.nodes import node_name
 from ..storage import MemoryStore
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
@@ -144,8 +144,11 @@ def to_zarr(
         record under ``.zarrdask-writes/`` in the store while it runs and removes it
         when it completes (see :mod:`zarrdask.dask.write_record`); a resume of other
         data or settings is a :class:`~zarrdask.errors.WriteRecordMismatchError`,
-        and a zip store a :class:`~zarrdask.errors.ResumeRefusedError`. Costs one
-        small write per block.
+        and a zip store a :class:`~zarrdask.errors.ResumeRefusedError`. Costs a few
+        small requests per write, and writing into an existing array (or on a
+        store whose keys are not written whole) one small write per block.
+        ``compute=False`` returns the lazy write as a dask array, as without
+        ``resume``; computing it finishes the write.
     **create_array_kwargs
         Passed to :func:`zarrdask.create_array` when the array is created
         (``chunks`` defaults to ``x``'s block shape, at least 1 along a
@@ -251,7 +254,7 @@ def _write_resumable(
     existing = None
     if not job.plan.get("created"):  # not an array this write recorded creating: as without resume
         existing, resolved, where = _existing(x, store, path, mode, region, storage_options, kwargs)
-    create = _create_kwargs(x, kwargs)
+    create = _create_kwargs(x, kwargs) if existing is None else {}
     preview = existing if existing is not None else create_array(MemoryStore(), path=where, shape=x.shape, **create)
     if existing is None and job.found is None and mode != "w":
         check_free(resolved, where, preview.zarr_format)
