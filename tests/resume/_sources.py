@@ -42,6 +42,15 @@ def gate(block: np.ndarray, block_info: Any = None) -> np.ndarray:
     return block
 
 
+def fail_once(block: np.ndarray, flag: str, block_info: Any = None) -> np.ndarray:
+    """``block``, except that block (0, 0) raises the first time it is computed
+    (in any process: the file ``flag`` remembers it)."""
+    if tuple(block_info[0]["chunk-location"]) == (0, 0) and not os.path.exists(flag):
+        open(flag, "w").close()
+        raise Interrupted("block (0, 0), once")
+    return block
+
+
 def interrupt(call: Any, fail: Any = ((3, 0),)) -> None:
     """Run ``call`` with the blocks ``fail`` raising, expecting it to stop
     midway; then clear the gate for the next call."""

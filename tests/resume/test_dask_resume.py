@@ -188,8 +188,8 @@ def test_costs(tmp_path):
     zarrdask.to_zarr(S.source(), store, resume=True, store_kwargs=SCHED, **LAYOUT)
     extra = [r for r in store.requests if RECORD_DIR in r[1]]
     # a new array: no marker (its shards say which blocks are finished); the record: read once before
-    # anything, stored twice, listed and deleted at the end
-    assert sorted(r[0] for r in extra) == ["delete", "get", "list", "set", "set"]
+    # anything, stored twice, deleted at the end
+    assert sorted(r[0] for r in extra) == ["delete", "get", "set", "set"]
     plain_sets = [r for r in plain_store.requests if r[0] == "set"]
     assert [r for r in store.requests if r[0] == "set" and RECORD_DIR not in r[1]] == plain_sets
     assert sorted(store.list()) == sorted(plain_store.list())
@@ -252,3 +252,19 @@ def test_s3(s3_bucket, s3_storage_options):
     assert not [k for k in fs.find(f"{s3_bucket}/out.zarr") if RECORD_DIR in k]
     np.testing.assert_array_equal(zarrdask.open_array(url, storage_options=s3_storage_options)[...],
                                   S.source().compute())
+
+
+@pytest.mark.slow
+def test_retries_reach_the_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        x = S.source().map_blocks(S.fail_once, flag=str(tmp_path / "once"), dtype="f4")
+        with pytest.raises(S.Interrupted):  # no retries: the write stops
+            zarrdask.to_zarr(x, str(tmp_path / "a.zarr"), resume=True, **LAYOUT)
+        (tmp_path / "once").unlink()
+        x = S.source().map_blocks(S.fail_once, flag=str(tmp_path / "twice"), dtype="f4")
+        a = zarrdask.to_zarr(x, str(tmp_path / "b.zarr"), resume=True, store_kwargs={"retries": 1}, **LAYOUT)
+    assert (tmp_path / "twice").exists()  # the task failed once, and dask ran it again
+    np.testing.assert_array_equal(a[...], S.source().compute())
+    assert not [k for k in S.files(tmp_path / "b.zarr") if k.startswith(RECORD_DIR)]

@@ -131,6 +131,7 @@ class ResumableWrite:
         self.identity: dict[str, Any] | None = None
         self._blocks: dict[int, list[tuple[int, ...]]] = {}
         self._done: set[tuple[int, tuple[int, ...]]] | None = None
+        self._markers = False  # whether some block records itself with a marker
 
     @property
     def ready(self) -> bool:
@@ -144,19 +145,21 @@ class ResumableWrite:
         self.identity = dict(identity)
         self.plan = dict(plan)
 
-    def setup(self, make: Callable[[], Any], created: Iterable[str], replace: bool) -> None:
-        """Make the target's metadata (``make``), unless the record says it is
-        made. The nodes in ``created`` are cleared first when ``replace`` (the
-        write replaces them) or when an earlier attempt may have begun them."""
+    def setup(self, make: Callable[[], Any], created: Iterable[str], replace: bool) -> Any:
+        """Make the target's metadata (``make``) and return what ``make`` returns,
+        unless the record says it is made (then ``None``). The nodes in
+        ``created`` are cleared first when ``replace`` (the write replaces them)
+        or when an earlier attempt may have begun them."""
         if self.ready:
-            return
+            return None
         assert self.identity is not None, "check() first"
         self.record.save(self.identity, "setup", self.plan)
         if replace or self.found is not None:
             for path in created:
                 clear_created(self.store, path)
-        make()
+        made = make()
         self.record.save(self.identity, "ready", self.plan)
+        return made
 
     def target(self, path: str, metadata: Mapping[str, Any], write_empty_chunks: bool | None) -> Array:
         """The array at ``path`` that the setup made, checked against ``metadata``
@@ -182,6 +185,7 @@ class ResumableWrite:
         say which are finished, and no marker is written."""
         indices = list(block_indices(x.chunks))
         by_keys = created and self.store.listable and whole_keys(self.store)
+        self._markers = self._markers or not by_keys
         todo = self._unstored(target, x.chunks, start, indices) if by_keys else self.unfinished(n, indices)
         name = f"zarrdask-resume-write-{n}-{tokenize(x.name, target, start, self.record.id)}"
         written = x.map_blocks(
@@ -213,6 +217,7 @@ class ResumableWrite:
         number ``n``) not recorded as written; all of them in a fresh write, or
         when the setup was redone. The first call lists the record."""
         self._blocks[n] = indices
+        self._markers = True
         if not self.ready:
             return indices
         if self._done is None or not self.store.listable:  # one listing, or the markers of this array read
@@ -239,7 +244,9 @@ class ResumableWrite:
 
     def _last(self, keys: list[Any], dsk: dict[Any, Any]) -> tuple[str, dict[Any, Any]]:
         final = f"zarrdask-resume-finish-{tokenize(self.record.id, keys)}"
-        blocks = None if self.store.listable else dict(self._blocks)  # named only where they cannot be listed
+        # the markers to delete: listed, or named where the store cannot list (none: only the document)
+        markers = self._markers or self.found is not None
+        blocks = dict(self._blocks) if not self.store.listable or not markers else None
         return final, {**dsk, final: (_finish, self.record, blocks, *keys)}
 
 

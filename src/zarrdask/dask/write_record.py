@@ -256,11 +256,11 @@ class WriteRecord:
     def remove(self, blocks: Mapping[int, Iterable[tuple[int, ...]]] | None = None) -> None:
         """Delete the record — the write is complete: its markers first, its
         document last, so that a removal cut short leaves a record that the next
-        resume finishes and removes (``blocks``: every block of each array,
-        whose markers are deleted by name on a store that cannot list)."""
-        if self.store.listable:
+        resume finishes and removes. ``blocks``: every block of the arrays
+        whose markers there may be, to delete them by name (``None``: list them)."""
+        if blocks is None:
             markers = [k for k in self.store.list_prefix(self.prefix) if k != self.key]
         else:
-            markers = [self.marker(n, i) for n, indices in (blocks or {}).items() for i in indices]
+            markers = [self.marker(n, i) for n, indices in blocks.items() for i in indices]
         self.store.delete_many(markers)
         self.store.delete(self.key)

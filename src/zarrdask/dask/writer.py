@@ -264,10 +264,11 @@ def _write_resumable(
     identity = {"arrays": [array_identity(where, tokenize(x), metadata, preview.attrs.asdict(), region_slices)]}
     job.check(identity, {"created": existing is None})
     if existing is None:
-        job.setup(lambda: create_array(resolved, path=where, shape=x.shape, **create), [where], replace=mode == "w")
+        made = job.setup(lambda: create_array(resolved, path=where, shape=x.shape, **create), [where], mode == "w")
+        target = made if made is not None else job.target(where, metadata, kwargs.get("write_empty_chunks"))
     else:
         job.setup(lambda: None, [], replace=False)
-    target = existing if existing is not None else job.target(where, metadata, kwargs.get("write_empty_chunks"))
+        target = existing
     written, keys = job.tasks(aligned, target, start, 0, created=existing is None)
     final = job.finish_array([written], keys)
     if return_stored:
