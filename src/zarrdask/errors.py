@@ -38,6 +38,8 @@ __all__ = [
     "BoundsCheckError",
     "UnknownChunkSizesError",
     "ArrayMismatchError",
+    "WriteRecordMismatchError",
+    "ResumeRefusedError",
     "ZarrdaskWarning",
     "AlignmentWarning",
     "RegionEdgeWarning",
@@ -166,6 +168,18 @@ class UnknownChunkSizesError(ZarrdaskError, ValueError):
 class ArrayMismatchError(ZarrdaskError, ValueError):
     """Keywords that describe a new array were given for writing into an existing
     one they do not describe; names each keyword, its value and the array's."""
+
+
+class WriteRecordMismatchError(ZarrdaskError, ValueError):
+    """A resumed write (``resume=True``) differs from the unfinished write the
+    store records: other data, another target or another region. Names every
+    field that differs, as recorded and as given; nothing was written."""
+
+
+class ResumeRefusedError(ZarrdaskError, ValueError):
+    """``resume=True`` cannot keep its promise here: the store cannot survive a
+    killed writer (a zip archive), or the write would be done twice (an append
+    that the store already holds). Nothing was written."""
 
 
 class ZarrdaskWarning(UserWarning):

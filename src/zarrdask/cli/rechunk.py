@@ -113,6 +113,12 @@ def plan_json(plan: Any) -> dict[str, Any]:
     "a v2 source needs 3 for --shards.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit without writing anything.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Make the copy resumable, or finish one that was killed: run the same command again with --resume "
+    "and only the blocks not recorded as copied are copied (a record is kept in DST until the copy completes).",
+)
 @workers_option
 @progress_option
 @json_option
@@ -127,6 +133,7 @@ def rechunk(
     temp: str | None,
     zarr_format: str | None,
     dry_run: bool,
+    resume: bool,
     workers: int | None,
     progress: bool | None,
     as_json: bool,
@@ -140,8 +147,9 @@ def rechunk(
     array with that many dimensions, or by dimension name to every array that
     has the dimension; arrays it does not apply to are copied unchanged.
     Every array keeps its dtype, fill value, codecs, attributes and dimension
-    names. DST must be empty. -S options apply to PATH, DST and --temp when
-    they are URLs.
+    names. DST must be empty (with --resume: empty, or holding the copy a
+    killed run of the same command with --resume began). -S options apply to
+    PATH, DST and --temp when they are URLs.
     """
     if chunks is None and shards is None:
         raise click.UsageError("give the target layout with --chunks and/or --shards")
@@ -158,6 +166,7 @@ def rechunk(
             plan = plan_rechunk(
                 source, chunk_spec, target, max_mem=budget, target_shards=shard_spec, temp_store=temp_store,
                 target_options=None if zarr_format is None else {"zarr_format": int(zarr_format)},
+                resume=resume,
             )
         except (ValueError, TypeError, FileExistsError) as e:
             # RechunkPlanError (no plan fits max_mem), shapes that do not fit the source,

@@ -24,10 +24,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import dask
 import dask.array as da
+from dask.base import tokenize
 
 from ..core.api import create_array, open_array, resolve_store
 from ..core.array import Array
+from ..core.nodes import node_name
 from ..errors import (
     AlignmentWarning,
     ReadOnlyError,
@@ -38,12 +41,15 @@ from ..errors import (
     warn,
 )
 from ..indexing import normalize_selection
+from ..storage import MemoryStore
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .alignment import Units, aligned_chunks, is_aligned, misaligned_blocks
 from .graph import IN_TASK, BlockSource
 from .keywords import check_existing, check_names, resolve_mode
+from .resume import ResumableWrite, check_free, stored_array
 from .sessions import SessionForks, session_forks
+from .write_record import array_identity, check_resumable, record_id
 
 _ALIGN = ("auto", "rechunk", "error")
 
@@ -86,6 +92,7 @@ def to_zarr(
     align: str = "auto",
     storage_options: dict[str, Any] | None = None,
     store_kwargs: dict[str, Any] | None = None,
+    resume: bool = False,
     **create_array_kwargs: Any,
 ) -> Any:
     """Write the dask array ``x`` into a Zarr array.
@@ -138,7 +145,20 @@ def to_zarr(
         fsspec options for URLs.
     store_kwargs
         Passed on to ``dask.array.store`` (for example ``scheduler=``, used when
-        ``compute=True``). ``lock`` is ignored: no two tasks share a stored object.
+        ``compute=True``; ``retries=`` on a distributed cluster runs a task that
+        raised again). ``lock`` is ignored: no two tasks share a stored object.
+    resume
+        ``True``: the write can be finished after its process, its cluster or its
+        machine died: run the same call again with ``resume=True`` and only the
+        blocks not recorded as written are computed and written. The write keeps a
+        record under ``.zarrdask-writes/`` in the store while it runs and removes it
+        when it completes (see :mod:`zarrdask.dask.write_record`); a resume of other
+        data or settings is a :class:`~zarrdask.errors.WriteRecordMismatchError`,
+        and a zip store a :class:`~zarrdask.errors.ResumeRefusedError`. Costs a few
+        small requests per write, and writing into an existing array (or on a
+        store whose keys are not written whole) one small write per block.
+        ``compute=False`` returns the lazy write as a dask array, as without
+        ``resume``; computing it finishes the write.
     **create_array_kwargs
         Passed to :func:`zarrdask.create_array` when the array is created
         (``chunks`` defaults to ``x``'s block shape, at least 1 along a
@@ -218,18 +238,12 @@ def to_zarr(
     store = _open_if_array(store, create_array_kwargs.get("write_empty_chunks"))
     mode = resolve_mode(mode, overwrite, into_array=isinstance(store, Array))
     kwargs = {k: v for k, v in (store_kwargs or {}).items() if k not in ("lock", "flush")}
+    if resume:
+        return _write_resumable(x, store, path, mode, region, align, compute, return_stored, storage_options,
+                                kwargs, create_array_kwargs)
     store, path, forks = _destination(x, store, path, mode, region, storage_options, compute, return_stored, kwargs)
-    target = _target(x, store, path, mode, region, create_array_kwargs)
-    region_slices = _region(region, target.shape)
-    want = tuple(s.stop - s.start for s in region_slices)
-    if tuple(x.shape) != want:
-        raise SelectionError(
-            f"array {target.name!r}: the dask array's shape {x.shape} does not match the "
-            f"region's shape {want}"
-        )
-    if region is not None:
-        _warn_region_edges(target, region_slices)
-    x = _aligned(x, target, tuple(s.start for s in region_slices), align, new=mode in ("w", "w-"))
+    target = _target(x, store, path, mode, region, None, create_array_kwargs)
+    region_slices, x = place_blocks(x, target, region, align, new=mode in ("w", "w-"))
     if forks is not None:
         forks.add(x, target, region_slices)
         lazy = forks.finish()
@@ -259,9 +273,7 @@ def _destination(x: da.Array, store: Any, path: str, mode: str, region: Any,
     if isinstance(store, Array):
         home = store.store
     else:
-        if region is not None and mode in ("w", "w-"):
-            raise ValueError(f"region= writes into an existing array: use mode 'a' or 'r+' (found mode {mode!r}, "
-                             "which creates one)")
+        _check_region_mode(region, mode)
         store, path = resolve_store(store, path, mode, storage_options)
         home = store
     if not home.writable:
@@ -276,6 +288,62 @@ def _destination(x: da.Array, store: Any, path: str, mode: str, region: Any,
             "them back with zarrdask.from_zarr after the write (or commit and read a read-only session)"
         )
     return (forks.bind(store) if isinstance(store, Array) else forks.store), path, forks
+
+
+def place_blocks(x: da.Array, target: Array, region: Any, align: str, new: bool) -> tuple[tuple[slice, ...], da.Array]:
+    """The region of ``target`` that ``x`` goes to, and ``x`` aligned with its
+    shards (chunks) there (per ``align``)."""
+    region_slices = _region(region, target.shape)
+    want = tuple(s.stop - s.start for s in region_slices)
+    if tuple(x.shape) != want:
+        raise SelectionError(
+            f"array {target.name!r}: the dask array's shape {x.shape} does not match the "
+            f"region's shape {want}"
+        )
+    if region is not None:
+        _warn_region_edges(target, region_slices)
+    return region_slices, _aligned(x, target, tuple(s.start for s in region_slices), align, new=new)
+
+
+def _write_resumable(
+    x: da.Array, store: Any, path: str, mode: str, region: Any, align: str, compute: bool, return_stored: bool,
+    storage_options: dict[str, Any] | None, compute_kwargs: dict[str, Any], kwargs: dict[str, Any],
+) -> Any:
+    """:func:`to_zarr` with ``resume=True``: the write as
+    :class:`~zarrdask.dask.resume.ResumableWrite` runs it."""
+    check_resumable(store)
+    resolved, where = (store.store, store.path) if isinstance(store, Array) else \
+        resolve_store(store, path, mode, storage_options)
+    job = ResumableWrite(resolved, record_id("array", where, region=repr(region)), f"array {node_name(where)!r}")
+    existing = None
+    if not job.plan.get("created"):  # not an array this write recorded creating: as without resume
+        existing, resolved, where = _existing(x, store, path, mode, region, storage_options, kwargs)
+    create = _create_kwargs(x, kwargs) if existing is None else {}
+    preview = existing if existing is not None else create_array(MemoryStore(), path=where, shape=x.shape, **create)
+    if existing is None and job.found is None and mode != "w":
+        check_free(resolved, where, preview.zarr_format)
+    region_slices, aligned = place_blocks(x, preview, region, align, new=existing is None)
+    start = tuple(s.start for s in region_slices)
+    metadata = preview.metadata.to_json()
+    identity = {"arrays": [array_identity(where, tokenize(x), metadata, preview.attrs.asdict(), region_slices)]}
+    job.check(identity, {"created": existing is None})
+    if existing is None:
+        made = job.setup(lambda: create_array(resolved, path=where, shape=x.shape, **create), [where], mode == "w")
+        target = made if made is not None else job.target(where, metadata, kwargs.get("write_empty_chunks"))
+    else:
+        job.setup(lambda: None, [], replace=False)
+        target = existing
+    written, keys = job.tasks(aligned, target, start, 0, created=existing is None)
+    final = job.finish_array([written], keys)
+    if return_stored:
+        stored = stored_array(target, aligned.chunks, start, None if compute else final)
+        if compute:
+            dask.compute(final, **compute_kwargs)
+        return stored
+    if compute:
+        dask.compute(final, **compute_kwargs)
+        return target
+    return final
 
 
 def _check_known_chunks(x: da.Array) -> None:
@@ -415,9 +483,28 @@ def _block_keywords(x: da.Array, kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _target(x: da.Array, store: Any, path: str, mode: str, region: Any, kwargs: dict[str, Any]) -> Array:
-    """The array to write into: ``store`` itself (an open array), or the one at
-    ``path`` of the (resolved) store, opened or created as ``mode`` says."""
+def _target(
+    x: da.Array, store: Any, path: str, mode: str, region: Any,
+    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
+) -> Array:
+    existing, resolved, path = _existing(x, store, path, mode, region, storage_options, kwargs)
+    if existing is not None:
+        return existing
+    return create_array(resolved, path=path, shape=x.shape, overwrite=mode == "w", **_create_kwargs(x, kwargs))
+
+
+def _check_region_mode(region: Any, mode: str) -> None:
+    if region is not None and mode in ("w", "w-"):
+        raise ValueError(f"region= writes into an existing array: use mode 'a' or 'r+' (found mode {mode!r}, "
+                         "which creates one)")
+
+
+def _existing(
+    x: da.Array, store: Any, path: str, mode: str, region: Any,
+    storage_options: dict[str, Any] | None, kwargs: dict[str, Any],
+) -> tuple[Array | None, Any, str]:
+    """The existing array the write goes into (``None``: the write creates one),
+    and the store and path of the target."""
     if isinstance(store, Array):
         if mode not in ("a", "r+") or path:
             raise ValueError(
@@ -426,20 +513,27 @@ def _target(x: da.Array, store: Any, path: str, mode: str, region: Any, kwargs: 
             )
         store._check_writable()
         check_existing(store, _block_keywords(x, kwargs), mode)
-        return store
+        return store, store.store, store.path
+    _check_region_mode(region, mode)
+    resolved, path = resolve_store(store, path, mode, storage_options)
     if mode in ("a", "r+"):
         try:
-            array = open_array(store, path=path, mode="r+", write_empty_chunks=kwargs.get("write_empty_chunks"))
+            array = open_array(resolved, path=path, mode="r+", write_empty_chunks=kwargs.get("write_empty_chunks"))
         except KeyError:
             if mode == "r+":
                 raise
         else:
             check_existing(array, _block_keywords(x, kwargs), mode)
-            return array
+            return array, resolved, path
     if region is not None:
         raise ValueError(f"region= writes into an existing array, and there is none at '/{path}' (mode 'a')")
+    return None, resolved, path
+
+
+def _create_kwargs(x: da.Array, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords :func:`zarrdask.create_array` creates the target with."""
     kwargs = _block_keywords(x, kwargs)
     # a zero-length axis has chunks of 1, as zarr-python (and dask's to_zarr) choose there
     kwargs.setdefault("chunks", tuple(max(int(c), 1) for c in x.chunksize))
     kwargs.setdefault("dtype", x.dtype)
-    return create_array(store, path=path, shape=x.shape, overwrite=mode == "w", **kwargs)
+    return kwargs

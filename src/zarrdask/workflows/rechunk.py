@@ -30,16 +30,19 @@ from dask.base import tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
-from ..core.api import check_create_array, create_array, open_group
+from ..core.api import check_create_array, create_array, open_array, open_group
 from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.group import Group
 from ..core.nodes import node_name
+from ..errors import ResumeRefusedError
 from ..dask.alignment import is_aligned
 from ..storage.keys import join_path, normalize_path
-from ._run import copy_block, min_tasks
+from ..dask.resume import ResumableWrite, mark_after
+from ._run import copy_block
 from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array
 from .rechunk_plan import RechunkPlan
+from .rechunk_resume import open_record, planned_tasks, rechunk_identity, stage_number
 from .rechunk_stores import check_free, remove_array, target_and_temp
 from .rechunk_xarray import plan_dataset
 
@@ -59,6 +62,7 @@ def rechunk(
     temp_store: Any = None,
     target_path: str = "",
     target_options: Mapping[str, Any] | None = None,
+    resume: bool = False,
 ) -> "RechunkPlan":
     """Plan copying ``source`` to ``target_store`` with new chunks (and shards),
     keeping every task's memory under ``max_mem``.
@@ -117,6 +121,15 @@ def rechunk(
         Without them every array keeps its dtype, fill value, attributes,
         dimension names and codecs (when the format is kept: changing
         ``zarr_format`` gives that format's default codecs).
+    resume : bool
+        ``True``: the copy can be finished after its process, its cluster or
+        its machine died: run the same ``rechunk(...).execute()`` again with
+        ``resume=True`` and only the blocks not recorded as copied are copied
+        (the plan is made for the number of tasks recorded, whatever the
+        cluster). A record is kept under ``.zarrdask-writes/`` in the target
+        store until the copy completes (:mod:`zarrdask.workflows.rechunk_resume`);
+        a resume of another copy into the same place is a
+        :class:`~zarrdask.errors.WriteRecordMismatchError`.
 
     Returns
     -------
@@ -150,20 +163,26 @@ def rechunk(
         return plan_dataset(
             source, target_chunks, target_store, max_mem=max_mem, target_shards=target_shards,
             temp_store=temp_store, target_path=target_path, options=options, storage_options=storage_options,
+            resume=resume,
         )
     if not isinstance(source, (Array, Group)):
         source = open_node(source, mode="r")
     target_path = normalize_path(target_path)
-    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options)
+    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options, free=not resume)
+    record = open_record(store, target_path) if resume else None
     fmt = options.get("zarr_format", source.zarr_format)
-    jobs, groups = _jobs_and_groups(source, target_chunks, target_shards, target_path, fmt, options, max_mem, temp)
-    if temp is not None:
+    tasks = planned_tasks(record)
+    jobs, groups = _jobs_and_groups(source, target_chunks, target_shards, target_path, fmt, options, max_mem, temp,
+                                    tasks)
+    if temp is not None and (record is None or record.found is None):
         for job in jobs:
             if job.temp_kwargs is not None:
                 check_free(temp, job.path, "temp_store")
-    return NodeRechunkPlan(
+    plan = NodeRechunkPlan(
         jobs, groups, max_mem, store, temp, target_path, fmt if isinstance(source, Group) else None
     )
+    plan.resume, plan.planned_tasks = record, tasks
+    return plan
 
 
 def _target_options(target_options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -180,7 +199,7 @@ def _target_options(target_options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _jobs_and_groups(
     source: Array | Group, target_chunks: Any, target_shards: Any, target_path: str, fmt: int,
-    options: dict[str, Any], max_mem: int, temp: Any,
+    options: dict[str, Any], max_mem: int, temp: Any, tasks: int,
 ) -> tuple[list[ArrayJob], list[tuple[str, dict[str, Any]]]]:
     """The job of every array of ``source`` and the ``(path, attributes)`` of every group of the target."""
     groups: list[tuple[str, dict[str, Any]]] = []
@@ -198,7 +217,7 @@ def _jobs_and_groups(
             groups.append((path, node.attrs.asdict()))
         else:
             chunks, shards = choice[rel]
-            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp))
+            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp, tasks))
     return jobs, groups
 
 
@@ -227,15 +246,30 @@ class NodeRechunkPlan(RechunkPlan):
         The first call creates the target's groups and arrays (metadata only)
         and the intermediate arrays; later calls return the same graph.
         """
-        if self._graph is None:
+        if self._graph is None and self.resume is not None:
+            self._graph = self._build_resumable(self.resume)
+        elif self._graph is None:
             self._create()
             self._graph = self._build()
         return self._graph
 
-    def _create(self) -> None:
+    def _build_resumable(self, record: ResumableWrite) -> Any:
+        """:meth:`to_dask` with ``resume=True``: the metadata made once, the tasks
+        of the blocks not recorded as copied, the record removed last."""
+        record.check(rechunk_identity(self._jobs, self._groups), {"min tasks": self.planned_tasks, "created": True})
+        record.setup(lambda: self._create(again=record.found is not None), [self.target_path], replace=False)
+        if self._target is None:  # the record says the metadata is made: open what it made
+            self._target = open_node(self.target_store, path=self.target_path, mode="r+")
+            for job in self._jobs:
+                job.target = open_array(self.target_store, path=job.path, mode="r+")
+                if job.temp_kwargs is not None:
+                    job.temp = _open_or_none(self.temp_store, job.path)
+        return self._build(record)
+
+    def _create(self, again: bool = False) -> None:
         for job in self._jobs:  # intermediates first: a clash there leaves the target untouched
-            if job.temp_kwargs is not None and job.temp is None:
-                job.temp = create_array(self.temp_store, path=job.path, **job.temp_kwargs)
+            if job.temp_kwargs is not None and job.temp is None:  # again: the one a killed copy began is replaced
+                job.temp = create_array(self.temp_store, path=job.path, overwrite=again, **job.temp_kwargs)
         for path, attrs in self._groups:
             node = open_group(self.target_store, path=path, mode="w-", zarr_format=self._group_format,
                               attributes=attrs)
@@ -246,7 +280,9 @@ class NodeRechunkPlan(RechunkPlan):
             if job.path == self.target_path:
                 self._target = job.target
 
-    def _build(self) -> Any:
+    def _build(self, record: ResumableWrite | None = None) -> Any:
+        """The graph; with a ``record``, only the blocks it does not list as copied,
+        each task storing its marker, and the record removed last."""
         token = tokenize([(j.source, j.target, j.temp, j.plan) for j in self._jobs])
         dsk: dict[Any, Any] = {}
         last: list[Any] = []
@@ -255,14 +291,18 @@ class NodeRechunkPlan(RechunkPlan):
             for s, stage in enumerate(job.plan.stages):
                 reads = job.source if stage.reads == "source" else job.temp
                 writes = job.target if stage.writes == "target" else job.temp
-                assert reads is not None and writes is not None
-                unit = writes.shards or writes.chunks
-                assert is_aligned(stage.dask_chunks, unit, (0,) * len(unit)), (stage, unit)
+                indices = list(stage.indices())
+                if record is not None:
+                    indices = record.unfinished(stage_number(number, s), indices)
+                if indices:
+                    _check_stage(job, reads, writes, stage)
                 name = f"rechunk-copy-{number}-{s}-{token}"
                 keys = []
-                for index in stage.indices():
+                for index in indices:
                     key = (name, *index)
-                    dsk[key] = (copy_block, reads, writes, stage.region(index), *after)
+                    task = (copy_block, reads, writes, stage.region(index), *after)
+                    dsk[key] = task if record is None else \
+                        (mark_after, record.store, record.marker(stage_number(number, s), index), *task)
                     keys.append(key)
                 if s + 1 < len(job.plan.stages):
                     barrier = f"rechunk-stage-{number}-{s}-{token}"
@@ -276,7 +316,27 @@ class NodeRechunkPlan(RechunkPlan):
                     last.extend(keys)
         final = f"zarrdask-rechunk-{token}"
         dsk[final] = (_done, last)
+        if record is not None:
+            return record.finish(dsk, [final], ())
         return Delayed(final, HighLevelGraph.from_collections(final, dsk, dependencies=()))
+
+
+def _check_stage(job: ArrayJob, reads: Array | None, writes: Array | None, stage: Any) -> None:
+    """A stage with blocks to copy has the arrays it reads and writes, aligned."""
+    if reads is None or writes is None:  # only a resume can find the intermediate gone
+        raise ResumeRefusedError(
+            f"rechunk of {node_name(job.path)!r}: the intermediate array in temp_store is gone, but blocks of "
+            "the stage that reads it are not recorded as copied; start the copy again without resume=True"
+        )
+    unit = writes.shards or writes.chunks
+    assert is_aligned(stage.dask_chunks, unit, (0,) * len(unit)), (stage, unit)
+
+
+def _open_or_none(store: Any, path: str) -> Array | None:
+    try:
+        return open_array(store, path=path, mode="r+")
+    except KeyError:
+        return None
 
 
 def _done(_: Any) -> None:
@@ -286,7 +346,7 @@ def _done(_: Any) -> None:
 # -- arrays ---------------------------------------------------------------------------
 def _job(
     source: Array, rel: str, path: str, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
-    options: dict[str, Any], max_mem: int, temp: Any,
+    options: dict[str, Any], max_mem: int, temp: Any, tasks: int,
 ) -> ArrayJob:
     fmt = options.get("zarr_format", source.zarr_format)
     kwargs: dict[str, Any] = {
@@ -310,7 +370,7 @@ def _job(
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None, min_tasks=min_tasks(),
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks,
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:

@@ -20,6 +20,10 @@ from .plan import ArrayPlan, PlannedTask, format_bytes, shape_text
 
 __all__ = ["RechunkPlan"]
 
+#: zarrdask.rechunk()'s keywords: given to execute(), they would go to dask unused
+_PLAN_KEYWORDS = frozenset({"resume", "max_mem", "target_chunks", "target_shards", "target_store", "temp_store",
+                            "target_path", "target_options"})
+
 
 class RechunkPlan:
     """What :func:`~zarrdask.rechunk` returns: the plan, its summary, its dask graph.
@@ -54,6 +58,10 @@ class RechunkPlan:
         self._group_format = group_format
         self._graph: Any = None
         self._target: Any = None
+        #: the record of a resumable copy (``rechunk(..., resume=True)``), and the
+        #: number of tasks the plan was made for
+        self.resume: Any = None
+        self.planned_tasks = 0
 
     # -- numbers ------------------------------------------------------------------------
     @property
@@ -139,6 +147,12 @@ class RechunkPlan:
             Passed to ``dask.compute`` (``scheduler=``, ``num_workers=``, …), or
             to ``Client.compute`` on a distributed cluster.
         """
+        misplaced = sorted(set(compute_kwargs) & _PLAN_KEYWORDS)
+        if misplaced:
+            raise TypeError(
+                f"execute() got unexpected keyword arguments {', '.join(map(repr, misplaced))}: they are "
+                "zarrdask.rechunk()'s, which makes the plan (zarrdask.rechunk(..., resume=True).execute())"
+            )
         run_graph(self.to_dask(), progress, **compute_kwargs)
         return self.target
 

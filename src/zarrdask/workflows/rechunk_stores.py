@@ -17,8 +17,9 @@ __all__ = ["check_free", "remove_array", "target_and_temp"]
 
 
 def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
-                    storage_options: dict[str, Any] | None) -> tuple[Any, Any]:
-    """The target and intermediate stores, checked: distinct, nothing at the target path."""
+                    storage_options: dict[str, Any] | None, free: bool = True) -> tuple[Any, Any]:
+    """The target and intermediate stores, checked: distinct, nothing at the
+    target path (unless ``free=False``: a resumable copy checks that itself)."""
     store = store_from(target_store, mode="a", storage_options=storage_options)
     temp = None if temp_store is None else store_from(temp_store, mode="a")
     if temp is not None and _same_store(store, temp):
@@ -26,7 +27,8 @@ def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
             f"temp_store must be another store than target_store (both are {store!r}): the "
             "intermediate arrays would take the target's place"
         )
-    check_free(store, target_path, "target_store")
+    if free:
+        check_free(store, target_path, "target_store")
     return store, temp
 
 

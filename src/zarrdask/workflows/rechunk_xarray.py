@@ -28,14 +28,17 @@ import numpy as np
 import dask
 import dask.array as da
 import xarray as xr
+from dask.base import tokenize
 
 from ..core.api import open_group
 from ..core.nodes import ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA
+from ..dask.resume import mark_after
+from ..errors import GroupNotFoundError
 from ..storage.keys import join_path, normalize_path
 from ..xarray import to_zarr
-from ._run import min_tasks
 from .plan import ArrayPlan, plan_array
 from .rechunk_plan import RechunkPlan
+from .rechunk_resume import open_record, planned_tasks
 from .rechunk_stores import check_free, remove_array, target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
@@ -62,16 +65,18 @@ def plan_dataset(
     target_path: str,
     options: dict[str, Any],
     storage_options: dict[str, Any] | None,
+    resume: bool = False,
 ) -> "DatasetRechunkPlan":
     """The plan for a Dataset (see :func:`zarrdask.rechunk`)."""
     target_path = normalize_path(target_path)
     options = dict(options)
     fmt = options.pop("zarr_format", 3)
-    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options)
+    store, temp = target_and_temp(target_store, temp_store, target_path, storage_options, free=not resume)
+    record = open_record(store, target_path, "rechunk-dataset") if resume else None
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
-    tasks = min_tasks()
+    tasks = planned_tasks(record)
     for name, v in ds.variables.items():
         read = _read_chunks(v)
         kept = _kept_chunks(v, read)
@@ -90,9 +95,12 @@ def plan_dataset(
         )
         plans[name] = plan
         jobs.append(_VarJob(plan, join_path(target_path, str(name)) if target_path else str(name)))
-    if temp is not None and any(p.intermediate_chunks is not None for p in plans.values()):
+    if temp is not None and any(p.intermediate_chunks is not None for p in plans.values()) and \
+            (record is None or record.found is None):
         check_free(temp, target_path, "temp_store")
-    return DatasetRechunkPlan(ds, jobs, plans, encodings, fmt, max_mem, store, temp, target_path)
+    plan = DatasetRechunkPlan(ds, jobs, plans, encodings, fmt, max_mem, store, temp, target_path)
+    plan.resume, plan.planned_tasks = record, tasks
+    return plan
 
 
 class DatasetRechunkPlan(RechunkPlan):
@@ -118,6 +126,19 @@ class DatasetRechunkPlan(RechunkPlan):
 
     def _setup(self) -> Any:
         ds, group = self._ds, self.target_path or None
+        record = self.resume
+        if record is not None:
+            identity = {"source": tokenize(ds), "target": tokenize(self._encodings, self._fmt, self.target_path),
+                        "stages": {str(n): [[s.reads, s.writes, list(s.block)] for s in p.stages]
+                                   for n, p in self._plans.items()}}
+            record.check(identity, {"min tasks": self.planned_tasks})
+            record.setup(lambda: None, [], replace=False)
+            if not record.unfinished(0, [()]):  # the target is written: the intermediate may be left to remove
+                self._target = open_group(self.target_store, path=self.target_path, mode="r+")
+                temp = (self.temp_store, self.target_path) if self.temp_store is not None else None
+                return record.finish({"zarrdask-rechunk-remove-intermediate": (_finish, None, temp)},
+                                     ["zarrdask-rechunk-remove-intermediate"], ())
+        resume = record is not None
         out: dict[Any, Any] = {}
         staged = {}
         for name, v in ds.variables.items():
@@ -139,22 +160,27 @@ class DatasetRechunkPlan(RechunkPlan):
                 if not (v.dtype.hasobject or v.dtype.kind == "T"):  # stored as it is: written once, read once
                     enc.update(compressors=None, filters=None)
                 first[name] = _with_encoding(v.chunk(_blocks(v, plan.stages[0].block)), enc)
-            stage1 = to_zarr(xr.Dataset(first), self.temp_store, group=group, mode="w-", compute=False)
+            stage1 = to_zarr(xr.Dataset(first), self.temp_store, group=group, mode="w-", compute=False,
+                             resume=resume)
             pending.append(stage1)
             back = xr.open_dataset(self.temp_store, engine="zarrdask", group=group, chunks=None)
             for name, plan in staged.items():
                 v, read = ds.variables[name], back.variables[name]
                 data = read.chunk(_blocks(read, plan.stages[1].block)).data
-                data = da.map_blocks(_after, data, stage1, dtype=data.dtype, meta=data._meta)
+                data = da.map_blocks(_after, data, stage1, dtype=data.dtype, meta=data._meta,
+                                     name=f"rechunk-after-stage-1-{tokenize(data.name)}")
                 out[name] = xr.Variable(v.dims, data, dict(v.attrs), dict(self._encodings[name]))
         coords = {n: out[n] for n in ds.coords}
         data_vars = {n: out[n] for n in ds.data_vars}
         final = xr.Dataset(data_vars, coords=coords, attrs=dict(ds.attrs))
         pending.append(to_zarr(final, self.target_store, group=group, mode="w-", zarr_format=self._fmt,
-                               compute=False))
+                               compute=False, resume=resume))
         self._target = open_group(self.target_store, path=self.target_path, mode="r+")
         temp = (self.temp_store, self.target_path) if staged else None
-        return dask.delayed(_finish, pure=False)(pending, temp)
+        if record is None:
+            return dask.delayed(_finish, pure=False)(pending, temp)
+        written = dask.delayed(mark_after, pure=False)(record.store, record.marker(0, ()), _finish, pending, temp)
+        return record.finish({}, [written.key], [written])
 
 
 def _after(block: Any, _stage: Any) -> Any:
@@ -166,7 +192,10 @@ def _finish(_: Any, temp: tuple[Any, str] | None) -> None:
     if temp is None:
         return
     store, path = temp
-    group = open_group(store, path=path, mode="r+")
+    try:
+        group = open_group(store, path=path, mode="r+")
+    except GroupNotFoundError:  # removed already (a resumed copy)
+        return
     for _name, member in group.members(max_depth=None):
         if not hasattr(member, "members"):
             remove_array(member)

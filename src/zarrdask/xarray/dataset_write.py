@@ -37,6 +37,7 @@ from ..dask.sessions import SessionForks
 from ..dask.writer import align_blocks
 from ..errors import GroupNotFoundError, RegionEdgeWarning
 from ..storage.abc import Store
+from ..storage.keys import join_path
 from .backend import array_variable, dims_and_attrs
 from .encoding import (
     array_name,
@@ -92,19 +93,29 @@ class DatasetWrite:
         self.group: Group | None = None
         self.writes: list[VariableWrite] = []
         self.attributes: dict[str, Any] = {}
+        self.recorded: Mapping[str, Any] = {}
 
     @property
     def where(self) -> str:
         return node_name(self.path)
 
     # -- checks: nothing is written ----------------------------------------------------
-    def prepare(self) -> "DatasetWrite":
-        """Check everything against the store and the call; plan each variable's write."""
+    def prepare(self, recorded: Mapping[str, Any] | None = None) -> "DatasetWrite":
+        """Check everything against the store and the call; plan each variable's write.
+
+        ``recorded``: what the record of an unfinished resumable write says of
+        the store before it (:mod:`zarrdask.xarray.dataset_resume`): the groups
+        and arrays it creates (planned as new, though they exist by now) and the
+        shapes of arrays before an append (planned from them).
+        """
         for name in self.ds.variables:
             check_name(name)
+        self.recorded = recorded or {}
         self.group = self._existing_group()
         fmt = self.group.zarr_format if self.group is not None else self.zarr_format
         members = dict(self.group.members()) if self.group is not None else {}
+        created = set(self.recorded.get("arrays created", ()))
+        members = {n: a for n, a in members.items() if join_path(self.path, n) not in created}
         existing = {variable_name(n): a for n, a in members.items() if isinstance(a, Array)}
         ds = self.ds
         region = resolve_region(self.region, ds, self.mode, self.append_dim,
@@ -130,7 +141,7 @@ class DatasetWrite:
     def _existing_group(self) -> Group | None:
         """The group to write into, or ``None`` when it is to be created (checking,
         for ``"w-"``, that nothing is there)."""
-        if self.mode == "w":
+        if self.mode == "w" or self.path in self.recorded.get("groups created", ()):
             return None
         if self.mode == "w-":
             prepare_node(self.store, self.path, self.zarr_format, overwrite=False, kind="a dataset's group")
@@ -204,7 +215,7 @@ class DatasetWrite:
         new_shape = None
         if self.append_dim is not None and self.append_dim in dims:
             axis = dims.index(self.append_dim)
-            old = array.shape
+            old = tuple(self.recorded.get("shapes before", {}).get(array.path, array.shape))
             if old[:axis] + old[axis + 1:] != v.shape[:axis] + v.shape[axis + 1:]:
                 raise ValueError(
                     f"variable {name!r}: appending shape {v.shape} along {self.append_dim!r} to the stored shape "
@@ -261,28 +272,39 @@ class DatasetWrite:
         variables; return the dask writes (``dask.delayed`` objects) still to compute.
         With ``forks`` (an icechunk write from other processes; the store is its
         template) the dask writes are added to ``forks`` instead, which merges them."""
+        pending = []
+        align = "rechunk" if self.align_chunks else "auto"
+        for write, target in self.make():
+            data = write.variable.data
+            with warnings.catch_warnings():  # xarray's rules for regions are safe_chunks' (checked above)
+                warnings.simplefilter("ignore", RegionEdgeWarning)
+                if forks is not None:
+                    forks.add(align_blocks(data, target, write.region, align), target, write.region)
+                else:
+                    pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
+                                                align=align))
+        return pending
+
+    def make(self, replace: bool | None = None) -> list[tuple[VariableWrite, Array]]:
+        """Create the group (replacing it in mode ``"w"``, unless ``replace`` is
+        ``False``: a resumable write cleared it itself) and its arrays, resize the
+        appended ones and write the numpy-backed variables; return the writes of
+        the dask-backed variables with their target arrays."""
         group = self.group
         if group is None:
-            group = open_group(self.store, path=self.path, mode="w" if self.mode == "w" else "w-",
+            replace = self.mode == "w" if replace is None else replace
+            group = open_group(self.store, path=self.path, mode="w" if replace else "w-",
                                zarr_format=self.zarr_format, attributes=self.attributes)
         elif self.mode != "r+":
             group.attrs.put(self.attributes)
-        pending = []
+        out = []
         for write in self.writes:
             target = write.target(group, self.write_empty_chunks)
-            data = write.variable.data
-            if isinstance(data, da.Array):
-                with warnings.catch_warnings():  # xarray's rules for regions are safe_chunks' (checked above)
-                    warnings.simplefilter("ignore", RegionEdgeWarning)
-                    align = "rechunk" if self.align_chunks else "auto"
-                    if forks is not None:
-                        forks.add(align_blocks(data, target, write.region, align), target, write.region)
-                    else:
-                        pending.append(dask_to_zarr(data, target, mode="r+", region=write.region, compute=False,
-                                                    align=align))
+            if isinstance(write.variable.data, da.Array):
+                out.append((write, target))
             else:
-                target[write.region] = np.asarray(data)
-        return pending
+                target[write.region] = np.asarray(write.variable.data)
+        return out
 
 
 def _stored_coordinate(existing: Mapping[Hashable, Array], dim: Hashable) -> Variable | None:

@@ -38,6 +38,8 @@ from ..storage.abc import Store
 from ..storage.keys import join_path, normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .. import config
+from ..dask.write_record import check_resumable
+from .dataset_resume import resumable_write
 from .dataset_write import DatasetWrite
 from .regions import resolve_mode
 
@@ -65,6 +67,7 @@ def to_zarr(
     write_empty_chunks: bool | None = None,
     chunkmanager_store_kwargs: dict[str, Any] | None = None,
     write_inherited_coords: bool = False,
+    resume: bool = False,
 ) -> Any:
     """Write a Dataset, DataArray or DataTree to a Zarr group, as xarray's
     ``Dataset.to_zarr``, ``DataArray.to_zarr`` and ``DataTree.to_zarr`` do
@@ -158,12 +161,26 @@ def to_zarr(
         Store chunks equal to the fill value (default: don't).
     chunkmanager_store_kwargs : dict, optional
         Passed to the dask computation of the writes (``scheduler=``,
-        ``num_workers=``, ...). ``lock`` and ``flush`` are accepted and have
-        nothing to do: no two tasks share a stored object.
+        ``num_workers=``, ``retries=`` on a distributed cluster, ...). ``lock``
+        and ``flush`` are accepted and have nothing to do: no two tasks share a
+        stored object.
     write_inherited_coords : bool
         DataTree only: write the coordinates a group inherits from its parents
         into it too (so it opens alone with them); by default only the group
         that defines a coordinate stores it.
+    resume : bool
+        ``True``: the write can be finished after its process, its cluster or
+        its machine died — run the same call again with ``resume=True`` and only
+        the dask blocks not recorded as written are computed and written; the
+        groups and arrays it creates, the resizes of an append and the variables
+        held in memory are made once (again only if the setup itself was cut
+        short). The write keeps a record under ``.zarrdask-writes/`` at the
+        store's root while it runs and removes it when it completes
+        (:mod:`zarrdask.xarray.dataset_resume`). A resume with other data or
+        settings is a :class:`~zarrdask.errors.WriteRecordMismatchError`; a zip
+        store, and an append the store already holds (or whose ``append_dim``
+        has no index coordinate to tell), a
+        :class:`~zarrdask.errors.ResumeRefusedError`.
 
     Returns
     -------
@@ -208,6 +225,8 @@ def to_zarr(
     mode = resolve_mode(mode, append_dim, region)
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
+    if resume:
+        check_resumable(store)
     resolved, base = _resolve_target(store, mode, storage_options)
     if not resolved.writable:
         raise ReadOnlyError(f"to_zarr: {resolved!r} is read-only; writing needs a writable store")
@@ -224,11 +243,17 @@ def to_zarr(
         writes = _tree_writes(obj, target, path, encoding, write_inherited_coords, options)
     else:
         writes = [DatasetWrite(obj, target, path, encoding=encoding, **options)]
-    for write in writes:  # every group checked before any is written
-        write.prepare()
-    pending = [task for write in writes for task in write.commit(forks)]
-    if consolidated is not False and mode != "r+" and getattr(target, "supports_consolidated_metadata", True):
-        consolidate_metadata(target)  # at the store's root, as xarray does, so every group is listed
+    consolidate = consolidated is not False and mode != "r+" and getattr(target, "supports_consolidated_metadata",
+                                                                            True)
+    if resume:  # never through forks: check_resumable refuses icechunk sessions
+        pending = resumable_write(writes, resolved, path, append_dim=append_dim, region=region,
+                                  consolidate=consolidate, replace=mode == "w")
+    else:
+        for write in writes:  # every group checked before any is written
+            write.prepare()
+        pending = [task for write in writes for task in write.commit(forks)]
+        if consolidate:
+            consolidate_metadata(target)  # at the store's root, as xarray does, so every group is listed
     if forks is not None:
         merge = forks.finish()
         if not compute:
