@@ -181,3 +181,21 @@ def test_tree_and_empty_arrays_through_forks(repo):
     np.testing.assert_array_equal(back["top"].values, np.arange(6))
     assert back["child"]["leaf"].shape == (4, 0)
     assert zarrdask.open_array(ro, path="child/empty").shape == (0, 3)
+
+
+@pytest.mark.parametrize("given", ["session", "store"])
+@pytest.mark.parametrize("writer", ["dask", "xarray"])
+def test_resume_refused_in_a_session(repo, writer, given):
+    """A session's uncommitted changes die with its process: resume=True would
+    promise what cannot hold, so it is refused before anything is written."""
+    from zarrdask.errors import ResumeRefusedError
+
+    session = repo.writable_session("main")
+    target = session if given == "session" else session.store
+    x = da.ones(8, chunks=4)
+    with pytest.raises(ResumeRefusedError, match="icechunk session"):
+        if writer == "dask":
+            zarrdask.to_zarr(x, target, path="y", resume=True)
+        else:
+            zarrdask.xarray.to_zarr(xr.Dataset({"v": ("d", x)}), target, group="g", resume=True)
+    assert not session.has_uncommitted_changes
