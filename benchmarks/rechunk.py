@@ -256,7 +256,7 @@ def _rechunker_versions(python: str | None) -> dict[str, str]:
 
 
 # -- the table ------------------------------------------------------------------------------
-def _per_worker(run: dict, threads: int) -> float:
+def per_worker_peak(run: dict, threads: int) -> float:
     """Peak MiB per worker: per worker process on a cluster; the process's peak
     shared by its threads on the threaded scheduler."""
     peaks = run["peak_mib"]
@@ -287,7 +287,7 @@ def render(results: dict) -> str:
             r = got.get(impl)
             if r is None or "error" in r:
                 return "n/a"
-            m = _per_worker(r, threads)
+            m = per_worker_peak(r, threads)
             return f"{m:,.0f} ({m / mib:.2f}x)"
 
         def ratio(impl: str) -> str:
@@ -305,7 +305,7 @@ def render(results: dict) -> str:
             d = got.get("dask")
             if d is not None and "error" not in d:
                 checks.append(("time <= dask", z["time"] <= d["time"]))
-            checks.append(("peak <= 1.1x", _per_worker(z, threads) <= 1.1 * mib))
+            checks.append(("peak <= 1.1x", per_worker_peak(z, threads) <= 1.1 * mib))
             checks.append(("tasks >= 2 per worker and stage", z["tasks"] >= 2 * threads * z["stages"]))
             checks.append(("intermediate removed", z["temp_bytes_after"] == 0))
             verdict = "; ".join(("" if ok else "MISS: ") + name for name, ok in checks)
