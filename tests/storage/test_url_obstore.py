@@ -288,3 +288,27 @@ def test_transient_failures_are_retried_through_a_url(s3_endpoint, s3_bucket):
         np.testing.assert_array_equal(a[...], 3)
         statuses = [r.status for r in proxy.log.requests]
         assert statuses.count(503) == 2 and statuses.count(200) == 2
+
+
+def test_a_large_value_is_one_put(s3_endpoint, s3_bucket):
+    """obstore would upload a value over 5 MiB in parts (create, parts, complete); one PUT it is."""
+    with serve_proxy(s3_endpoint) as proxy, zarrdask.config.set(url_store="obstore"):
+        store = store_from(f"s3://{s3_bucket}/big.zarr", mode="w",
+                           storage_options=dict(moto_options(s3_endpoint), endpoint_url=proxy.url))
+        value = np.random.default_rng(0).bytes(12 << 20)
+        store.set("c/0", value)
+        assert [(r.method, r.path.split("?")[0]) for r in proxy.log.requests] == [
+            ("PUT", f"/{s3_bucket}/big.zarr/c/0")]
+        assert store.get("c/0") == value
+
+
+def test_the_same_url_reuses_its_client(s3_endpoint, monkeypatch):
+    """Opening a URL again reuses the obstore store (its HTTP client and connections); other
+    options or other credentials in the environment make another."""
+    options = moto_options(s3_endpoint)
+    with zarrdask.config.set(url_store="obstore"):
+        first = store_from("s3://b/x.zarr", storage_options=options).obstore_store
+        assert store_from("s3://b/x.zarr", storage_options=dict(options)).obstore_store is first
+        assert store_from("s3://b/y.zarr", storage_options=options).obstore_store is not first
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "another")
+        assert store_from("s3://b/x.zarr", storage_options=options).obstore_store is not first

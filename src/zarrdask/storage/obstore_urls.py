@@ -30,6 +30,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import threading
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -333,6 +335,41 @@ def obstore_store_for_url(url: str, storage_options: dict[str, Any] | None = Non
     if kind is None:
         raise ValueError(f"obstore does not serve the URL {url!r}; it serves the schemes "
                          f"{', '.join(sorted(URL_SCHEMES))} (not chained URLs)")
+    key = _cache_key(url, storage_options)
+    with _LOCK:
+        if key is not None and key in _MADE:
+            _MADE.move_to_end(key)
+            return _MADE[key]
+    store = _make(url, kind, storage_options)
+    if key is not None:
+        with _LOCK:
+            _MADE[key] = store
+            while len(_MADE) > _CACHED:
+                _MADE.popitem(last=False)
+    return store
+
+
+#: stores made lately, by URL, options and credentials in the environment: making
+#: one builds an HTTP client (TLS roots, 5-25 ms) and opens new connections, so
+#: opening the same URL again reuses the store and its connection pool (as
+#: fsspec reuses its file system instances)
+_MADE: "OrderedDict[tuple, Any]" = OrderedDict()
+_CACHED = 32
+_LOCK = threading.Lock()
+_ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+
+
+def _cache_key(url: str, options: dict[str, Any] | None) -> tuple | None:
+    """What a store made for ``url`` depends on; ``None`` if the options are not plain data."""
+    try:
+        frozen = json.dumps(options or {}, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith(_ENV_PREFIXES)))
+    return url, frozen, env
+
+
+def _make(url: str, kind: str, storage_options: dict[str, Any] | None) -> Any:
     try:
         return _MAKERS[kind](url, _Options(url, kind, storage_options))
     except (StorageOptionError, ImportError):
