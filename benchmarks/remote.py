@@ -232,10 +232,11 @@ class Worker:
                 print(json.dumps({"ok": True}), flush=True)
                 continue
             try:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 fn(op)
                 ms = (time.perf_counter() - t0) * 1000
-                print(json.dumps({"ms": ms}), flush=True)
+                cpu_ms = (time.process_time() - c0) * 1000  # every thread of the client process
+                print(json.dumps({"ms": ms, "cpu_ms": cpu_ms}), flush=True)
             except Exception as e:  # reported in the table, the run goes on
                 print(json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
 
@@ -298,7 +299,7 @@ def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
     try:
         ask("prepare")
         for op in ops:
-            best, stats, error = None, None, None
+            best, cpu, stats, error = None, None, None, None
             for _ in range(repeat):
                 files.log.clear()
                 proxy.log.clear()
@@ -309,9 +310,10 @@ def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
                     error = answer["error"]
                     break
                 best = answer["ms"] if best is None else min(best, answer["ms"])
+                cpu = answer["cpu_ms"] if cpu is None else min(cpu, answer["cpu_ms"])
             results["rows"].setdefault(op, {}).setdefault(str(latency), {})[impl] = {
-                "ms": best, "error": error, **(stats or {})}
-            shown = f"ERROR {error}" if error else f"{best:8.1f} ms"
+                "ms": best, "cpu_ms": cpu, "error": error, **(stats or {})}
+            shown = f"ERROR {error}" if error else f"{best:8.1f} ms (cpu {cpu:7.1f} ms)"
             print(f"{latency:>4} ms  {impl:<16} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
     finally:
         worker.stdin.close()
@@ -350,6 +352,19 @@ def table(results: dict) -> str:
             ts_ = row.get("tensorstore")
             ratio = f"{min(times) / ts_['ms']:.2f}x" if times and ts_ and ts_["ms"] else ""
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+    lines.append(f"\n**CPU time of the client process** (ms, all its threads, best of {results['repeat']}; "
+                 "latency adds none)\n")
+    lines.append("| operation | " + " | ".join(f"{_NAMES.get(i, i)} ({lat:g} ms)" for lat in results["latencies_ms"]
+                                         for i in impls) + " |")
+    lines.append("|---|" + "---:|" * (len(impls) * len(results["latencies_ms"])))
+    for op, label in OPS:
+        cells = []
+        for latency in results["latencies_ms"]:
+            row = results["rows"].get(op, {}).get(str(latency), {})
+            cells += [f"{row[i]['cpu_ms']:,.0f}" if row.get(i) and row[i].get("cpu_ms") is not None
+                      and not row[i]["error"] else "n/a" for i in impls]
+        if any(c != "n/a" for c in cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append(f"\nBytes the window needs (its inner chunks and their shards' indexes): "
                  f"{results['needed_window_bytes']:,}")
     return "\n".join(lines)
