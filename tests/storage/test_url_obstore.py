@@ -312,3 +312,13 @@ def test_the_same_url_reuses_its_client(s3_endpoint, monkeypatch):
         assert store_from("s3://b/y.zarr", storage_options=options).obstore_store is not first
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "another")
         assert store_from("s3://b/x.zarr", storage_options=options).obstore_store is not first
+
+
+def test_a_named_aws_profile_works_on_both_paths(s3_endpoint, s3_bucket, tmp_path, monkeypatch, url_store):
+    (tmp_path / "credentials").write_text("[zd-test]\naws_access_key_id = x\naws_secret_access_key = y\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    options = {"profile": "zd-test", "endpoint_url": s3_endpoint}
+    url = f"s3://{s3_bucket}/profile-{url_store}.zarr"
+    a = zarrdask.create_array(url, shape=(5,), dtype="u2", chunks=(5,), storage_options=options)
+    a[...] = np.arange(5)
+    np.testing.assert_array_equal(zarrdask.open_array(url, storage_options=options)[...], np.arange(5))
