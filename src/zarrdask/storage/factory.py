@@ -110,8 +110,10 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
         Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
         over its ``with_read_only(True)`` where it has one).
     storage_options : dict, optional
-        File system options for fsspec URLs (``s3://...`` and the like). Not
-        allowed with local paths, stores or mappings.
+        Options for URLs (``s3://...`` and the like), as fsspec's file systems
+        take them (s3fs, gcsfs, adlfs, HTTP); mapped onto obstore's options
+        where obstore serves the URL (setting ``url_store``). Not allowed with
+        local paths, stores or mappings.
 
     Returns
     -------
@@ -121,7 +123,9 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
     ------
     ValueError
         For an unknown mode, or ``storage_options`` with something that is
-        not an fsspec URL.
+        not a URL.
+    StorageOptionError
+        With ``url_store="obstore"``, for an option obstore cannot take.
     TypeError
         If ``x`` is none of the accepted types.
 
