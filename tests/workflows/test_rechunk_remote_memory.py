@@ -56,6 +56,8 @@ def _most_in_flight(requests: list) -> int:
     return most
 
 
+@pytest.mark.network
+@pytest.mark.slow
 def test_a_rechunk_from_s3_to_s3_keeps_each_worker_within_max_mem(s3_endpoint, s3_storage_options, s3_bucket):
     distributed = pytest.importorskip("distributed")
     data = np.random.default_rng(3).normal(size=(32, 512, 512)).astype("f4")  # 32 MB that do not compress
@@ -80,9 +82,8 @@ def test_a_rechunk_from_s3_to_s3_keeps_each_worker_within_max_mem(s3_endpoint, s
             plan.execute(progress=False)
             peaks = client.run(_peak)
         gets = [r for r in proxy.log.requests if r.method == "GET"]
-    print({w: (peaks[w] - base[w]) / 1e6 for w in peaks}, plan.peak_memory / 1e6, _most_in_flight(gets))
-    for worker, peak in peaks.items():
-        assert peak - base[worker] <= 1.1 * MAX_MEM, (worker, peak - base[worker], plan.peak_memory)
+    held = {worker: peak - base[worker] for worker, peak in peaks.items()}
+    assert max(held.values()) <= 1.1 * MAX_MEM, (held, plan.peak_memory)
     assert _most_in_flight(gets) >= 4  # a task's reads overlap
     out = zarrdask.open_array(dst_url, mode="r", storage_options=s3_storage_options)
     assert out.chunks == (32, 32, 32)
