@@ -12,6 +12,7 @@ once per run straight to moto.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from typing import Any, Iterator
 
@@ -74,6 +75,7 @@ def s3_bucket(latency: float) -> Iterator[S3]:
     from zarrdask.testing.servers import serve_proxy
 
     os.environ.update(AWS_ENV)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # not a line per request
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:

@@ -181,3 +181,23 @@ def test_rechunk_tasks_read_remote_sources_within_their_declared_memory(tmp_path
         tracemalloc.stop()
     assert concurrent >= 2  # requests still overlap within the budget
     np.testing.assert_array_equal(job.target[...], data)
+
+
+def test_plans_reading_remote_sources_declare_room_for_reads_in_flight():
+    from zarrdask.workflows.plan import plan_array, read_ahead_bytes
+
+    chunk = 4 * 48 * 48 * 4
+    assert read_ahead_bytes(8, chunk, 100 * chunk) == 8 * chunk
+    assert read_ahead_bytes(8, chunk, 20 * chunk) == 5 * chunk  # at most a quarter of max_mem, whole chunks
+    args = ("a", (64, 96, 96), "f4", (4, 48, 48), (64, 8, 8), (64, 16, 16))
+    local = plan_array(*args, 1_500_000)
+    remote = plan_array(*args, 1_500_000, read_ahead=8)
+    assert remote.stages[0].overhead == local.stages[0].overhead + 8 * chunk
+    assert remote.peak_memory <= 1_500_000
+    # room for reads in flight only as far as the plan fits with it: one target shard expanded to
+    # the source chunks it reads, (64, 48, 48), and one chunk being decoded and encoded
+    least = 64 * 48 * 48 * 4 + local.stages[0].overhead
+    for max_mem, room in ((least + chunk, chunk), (least, 0)):
+        squeezed = plan_array(*args, max_mem, read_ahead=8)
+        assert squeezed.stages[0].overhead == local.stages[0].overhead + room
+        assert squeezed.peak_memory <= max_mem

@@ -488,7 +488,7 @@ def read_ahead_bytes(chunks: int, chunk_bytes: int, max_mem: int) -> int:
     """The room a task declares for ``chunks`` source chunks of ``chunk_bytes``
     in flight (their stored bytes, for data that does not compress): whole
     chunks, at most a quarter of ``max_mem``."""
-    return min(max(0, chunks), max_mem // 4 // max(1, chunk_bytes)) * chunk_bytes
+    return max(0, min(chunks, max_mem // 4 // max(1, chunk_bytes))) * chunk_bytes
 
 
 def _budget(max_mem: int, itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
