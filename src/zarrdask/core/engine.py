@@ -227,8 +227,10 @@ class _Reads:
             backlog = decoders
             nbytes = max(self.layout.chunk_spec.nbytes, 1)
             # held besides the requests in flight: a chunk being decoded (in this thread), or one
-            # waiting and one being decoded per pool thread
-            held = DECODING if self.options.serial else (1 + DECODING) * decoders
+            # waiting and one being decoded per pool thread; a chunk decoded straight into its
+            # contiguous place in the output takes at most one chunk's worth (the codec's output)
+            decoding = 1 if all(self._straight(c) for c in chunks) else DECODING
+            held = decoding if self.options.serial else (1 + decoding) * decoders
             limit = min(io_limit(limit), max(1, self.room.bytes // nbytes - held))
         pipeline = Pipeline(backlog, threads=self.threads)
         try:
@@ -237,6 +239,11 @@ class _Reads:
                 del value  # decoded (or handed to the pool): not held while the next one arrives
         finally:
             pipeline.wait()
+
+    def _straight(self, chunk: _Chunk) -> bool:
+        """Whether ``chunk`` is decoded straight into a contiguous part of the output."""
+        view = _out_view(self.out, chunk.proj, chunk.spec.shape)
+        return view is not None and view.flags.c_contiguous
 
     def _read_in_place(self, chunk: _Chunk) -> bool:
         """Read an uncompressed chunk covered whole straight from the store
