@@ -320,10 +320,10 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             return asyncio.run_coroutine_threadsafe(self._get(keys[i]), loop)
 
         for i, future in futures_unordered(start, len(keys), limit):
-            if future.exception() is None:
-                yield i, future.result()
-            else:
-                yield i, self.get_many([keys[i]])[0]
+            value = future.result() if future.exception() is None else self.get_many([keys[i]])[0]
+            del future  # a value handed over is referenced by the caller only (memory budgets count on it)
+            yield i, value
+            del value
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
