@@ -15,7 +15,9 @@ are missing is skipped (and said so):
 * ``perf-opens-local.png`` from ``opens_local.json``
   (``python -m benchmarks.opens_local``): open time against the number of members;
 * ``perf-rechunk.png`` from ``rechunk.json`` (``python -m benchmarks.rechunk``):
-  time and each worker's peak memory over ``max_mem``.
+  time and each worker's peak memory over ``max_mem``; ``perf-rechunk-s3.png``
+  the same from ``s3/rechunk.json`` (``python -m benchmarks.rechunk --store s3
+  --out benchmarks/results/s3``).
 
 Ratios are drawn on a log scale around 1, so "2x faster" and "2x slower" are
 the same length on either side of the line.
@@ -199,7 +201,7 @@ def rechunk_chart(results: dict, path: str) -> None:
     keys = list(by)
     labels = [f"{s}, {t}, {m / 1e6:g} MB" for s, t, m in keys]
     impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in by[k] for k in keys)]
-    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 0.5 * len(keys) + 1.8), sharey=True)
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 0.5 * len(keys) + 2.4), sharey=True)
     height = 0.8 / len(impls)
     for j, impl in enumerate(impls):
         ys = [i + (j - (len(impls) - 1) / 2) * height for i in range(len(keys))]
@@ -209,17 +211,27 @@ def rechunk_chart(results: dict, path: str) -> None:
         ax_t.barh(ys, times, height, color=COLORS[impl], label=impl)
         ax_m.barh(ys, peaks, height, color=COLORS[impl], label=impl)
     ax_m.axvline(1.0, color="black", linestyle="--", linewidth=1, label="max_mem")
+    ax_m.axvline(1.1, color="grey", linestyle=":", linewidth=1, label="1.1x max_mem")
     ax_m.set_xscale("log")
+    top = max([1.2] + [v for v in ax_m.get_xlim()])
+    ticks = [t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if t <= top * 1.5]
+    ax_m.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax_m.minorticks_off()
     ax_t.set_xlabel("seconds (lower is better)")
     ax_m.set_xlabel("peak memory per worker / max_mem (log; at or under 1 keeps the promise)")
     ax_t.set_yticks(range(len(keys)), labels, fontsize=8)
     ax_t.invert_yaxis()
     for ax in (ax_t, ax_m):
         ax.grid(axis="x", alpha=0.3)
-    ax_m.legend(fontsize=8, loc="lower right")
+    handles, names = ax_m.get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
     shape = "x".join(str(s) for s in results["shape"])
-    fig.suptitle(f"Rechunking a {shape} float32 array: time and memory (scheduler, target, max_mem)", fontsize=11)
-    fig.tight_layout()
+    where = "local disk"
+    if results.get("store") == "s3":
+        where = f"S3 (moto, {results.get('latency', 0) * 1000:.0f} ms per request)"
+    fig.suptitle(f"Rechunking a {shape} float32 array on {where}: time and memory (scheduler, target, max_mem)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -289,7 +301,8 @@ def rechunk_tables(results: dict) -> str:
 
 
 TABLES: tuple[tuple[str, Callable[[dict], str]], ...] = (
-    ("results.json", local_tables), ("remote.json", remote_tables), ("rechunk.json", rechunk_tables))
+    ("results.json", local_tables), ("remote.json", remote_tables), ("rechunk.json", rechunk_tables),
+    ("s3/rechunk.json", rechunk_tables))
 
 
 CHARTS: tuple[tuple[str, str, Callable[[dict, str], None]], ...] = (
@@ -298,6 +311,7 @@ CHARTS: tuple[tuple[str, str, Callable[[dict, str], None]], ...] = (
     ("opens.json", "perf-opens.png", opens_chart),
     ("opens_local.json", "perf-opens-local.png", opens_local_chart),
     ("rechunk.json", "perf-rechunk.png", rechunk_chart),
+    ("s3/rechunk.json", "perf-rechunk-s3.png", rechunk_chart),
 )
 
 

@@ -250,9 +250,9 @@ def _run_all(args: argparse.Namespace, impls: list[str], s3: Any) -> int:
     with open(os.path.join(args.out, "rechunk.md"), "w") as f:
         f.write(text + "\n")
     try:
-        from benchmarks.rechunk_s3 import plot
+        from benchmarks.charts import rechunk_chart
 
-        plot(results, os.path.join(args.out, "rechunk.png"), _per_worker)
+        rechunk_chart(results, os.path.join(args.out, "rechunk.png"))
     except ImportError as e:  # pragma: no cover - matplotlib is a benchmark dependency
         _log(f"no chart ({e}); pip install matplotlib")
     return 0 if all("error" not in r and r.get("correct") for r in runs) else 1
