@@ -167,8 +167,12 @@ class ArrayMetadataV2:
         return default_fill_value(self.dtype) if self.fill_value is None else self.fill_value
 
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = ".zarray") -> ArrayMetadataV2:
-        """Parse and validate a ``.zarray`` document (a dict); ``key`` names it in errors."""
+    def from_json(cls, doc: Any, *, key: str = ".zarray", owned: bool = False) -> ArrayMetadataV2:
+        """Parse and validate a ``.zarray`` document (a dict); ``key`` names it in errors.
+
+        The codec configurations are copied unless ``owned=True``: then ``doc``
+        is handed over (a document just decoded, which nobody mutates
+        afterwards) and they are kept as they are."""
         require_dict(doc, key, "array metadata")
         for name in _ARRAY_KEYS:
             if name not in doc:
@@ -180,12 +184,14 @@ class ArrayMetadataV2:
         dtype = parse_dtype_v2(doc["dtype"], key=key)
         compressor = doc["compressor"]
         if compressor is not None:
-            compressor = copy.deepcopy(_codec_config(compressor, key, "compressor"))
+            compressor = _codec_config(compressor, key, "compressor")
         filters = doc["filters"]
         if filters is not None:
             if not isinstance(filters, list):
                 raise field_error(key, "filters", filters, "null or a list of codec configuration objects")
-            filters = tuple(copy.deepcopy(_codec_config(f, key, f"filters[{i}]")) for i, f in enumerate(filters))
+            filters = tuple(_codec_config(f, key, f"filters[{i}]") for i, f in enumerate(filters))
+        if not owned:
+            compressor, filters = copy.deepcopy((compressor, filters))
         sep = doc.get("dimension_separator", ".")
         if sep is None:  # some writers emitted null for "not set"
             sep = "."

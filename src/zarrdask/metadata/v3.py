@@ -207,14 +207,15 @@ def _check_codec(value: Any, key: str, name: str) -> Any:
     return value
 
 
-def _split_extra(doc: dict, known: tuple[str, ...], key: str) -> dict:
-    """Unknown top-level fields: kept if ``{"must_understand": false, ...}``, else an error."""
+def _split_extra(doc: dict, known: tuple[str, ...], key: str, owned: bool = False) -> dict:
+    """Unknown top-level fields: kept if ``{"must_understand": false, ...}``, else an error
+    (copied unless ``owned``: see :meth:`ArrayMetadataV3.from_json`)."""
     extra = {}
     for k, v in doc.items():
         if k in known:
             continue
         if isinstance(v, dict) and v.get("must_understand") is False:
-            extra[k] = copy.deepcopy(v)
+            extra[k] = v if owned else copy.deepcopy(v)
         else:
             raise field_error(key, k, v, 'no such field, or an object with "must_understand": false '
                                   '(v3-core "Additional fields")')
@@ -343,8 +344,13 @@ class ArrayMetadataV3:
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ArrayMetadataV3:
-        """Parse and validate an array ``zarr.json`` document (a dict)."""
+    def from_json(cls, doc: Any, *, key: str = "zarr.json", owned: bool = False) -> ArrayMetadataV3:
+        """Parse and validate an array ``zarr.json`` document (a dict).
+
+        The object keeps no reference into ``doc`` unless ``owned=True``: then
+        ``doc`` is handed over (a document just decoded, which nobody mutates
+        afterwards) and its parts are kept as they are, not copied. The object
+        never mutates them; :meth:`to_json` returns a copy."""
         require_dict(doc, key, "array metadata")
         for name in _ARRAY_REQUIRED:
             if name not in doc:
@@ -363,7 +369,7 @@ class ArrayMetadataV3:
         if not isinstance(codecs, list) or not codecs:
             raise field_error(key, "codecs", codecs,
                               "a non-empty list of codecs (one array -> bytes codec is required)")
-        codecs = tuple(copy.deepcopy(_check_codec(c, key, f"codecs[{i}]")) for i, c in enumerate(codecs))
+        codecs = tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(codecs))
         attributes = doc.get("attributes", {})
         if not isinstance(attributes, dict):
             raise field_error(key, "attributes", attributes, "an object")
@@ -374,14 +380,16 @@ class ArrayMetadataV3:
         dn = doc.get("dimension_names")
         if dn is not None and not isinstance(dn, list):
             raise field_error(key, "dimension_names", dn, "a list of strings or nulls")
-        extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key)
+        extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key, owned)
+        if not owned:
+            codecs, attributes, doc = copy.deepcopy((codecs, attributes, doc))
         meta = cls.__new__(cls)
         for name, value in (("shape", shape), ("data_type", dt.dtype), ("chunk_shape", chunk_shape),
                             ("chunk_key_encoding", cke), ("fill_value", fill), ("codecs", codecs),
-                            ("attributes", copy.deepcopy(attributes)), ("dimension_names", dn),
+                            ("attributes", attributes), ("dimension_names", dn),
                             ("storage_transformers", ()), ("extra_fields", extra), ("zarr_format", 3),
                             ("node_type", "array"), ("chunk_grid_name", grid_name),
-                            ("_source", copy.deepcopy(doc))):
+                            ("_source", doc)):
             object.__setattr__(meta, name, value)
         meta._validate(key)
         return meta
@@ -503,8 +511,10 @@ class GroupMetadataV3:
             raise field_error(key, "node_type", self.node_type, '"group"')
 
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> GroupMetadataV3:
-        """Parse and validate a group ``zarr.json`` document (a dict)."""
+    def from_json(cls, doc: Any, *, key: str = "zarr.json", owned: bool = False) -> GroupMetadataV3:
+        """Parse and validate a group ``zarr.json`` document (a dict); ``owned``
+        as for :meth:`ArrayMetadataV3.from_json` (a consolidated document is
+        then not copied)."""
         require_dict(doc, key, "group metadata")
         for name in ("zarr_format", "node_type"):
             if name not in doc:
@@ -513,11 +523,13 @@ class GroupMetadataV3:
             raise field_error(key, "zarr_format", doc["zarr_format"], "3")
         if doc["node_type"] != "group":
             raise field_error(key, "node_type", doc["node_type"], '"group"')
-        extra = _split_extra(doc, _GROUP_KNOWN, key)
+        extra = _split_extra(doc, _GROUP_KNOWN, key, owned)
+        if not owned:
+            doc = copy.deepcopy(doc)
         meta = cls.__new__(cls)
-        for name, value in (("attributes", copy.deepcopy(doc.get("attributes", {}))), ("extra_fields", extra),
-                            ("consolidated_metadata", copy.deepcopy(doc.get("consolidated_metadata"))),
-                            ("zarr_format", 3), ("node_type", "group"), ("_source", copy.deepcopy(doc))):
+        for name, value in (("attributes", doc.get("attributes", {})), ("extra_fields", extra),
+                            ("consolidated_metadata", doc.get("consolidated_metadata")),
+                            ("zarr_format", 3), ("node_type", "group"), ("_source", doc)):
             object.__setattr__(meta, name, value)
         meta._validate(key)
         return meta
