@@ -162,7 +162,7 @@ def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
     for name, doc in entries.items():
         with _entry_of(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]"):
             rel = normalize_path(name)
-            child = join_path(path, rel)
+            child = key_of(path, rel) if rel else path  # both normalised: join_path's result
             node = _parse(child, {key_of(child, ZARR_JSON): doc})
         if node is not None:
             out[rel] = node

@@ -263,24 +263,23 @@ class ArrayMetadataV3:
     def __post_init__(self) -> None:
         self._validate("zarr.json")
 
-    def _validate(self, key: str) -> None:
+    def _validate(self, key: str, parsed: bool = False) -> None:
+        """Check and normalise the fields; ``parsed``: they come from
+        :meth:`from_json`, which has checked every field on its own already,
+        so only what involves several fields is checked here."""
         s = object.__setattr__
-        s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
-        s(self, "chunk_shape", parse_chunks(self.chunk_grid_name, self.chunk_shape, key))
+        if not parsed:
+            s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
+        if not parsed or self.chunk_grid_name != "regular":
+            s(self, "chunk_shape", parse_chunks(self.chunk_grid_name, self.chunk_shape, key))
         grid_field = field_of(self.chunk_grid_name)
         check_rank(self.chunk_grid_name, self.chunk_shape, self.shape, key)
         check_coverage(self.chunk_shape, self.shape, key)
-        if not isinstance(self.data_type, np.dtypes.StringDType):
-            s(self, "data_type", np.dtype(self.data_type))
-        if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
-            s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
-        if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
-            raise field_error(key, "codecs", self.codecs,
-                              "a non-empty list of codecs (one array -> bytes codec is required)")
-        s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+        if not parsed:
+            self._validate_given(key)
         if not any(_codec_name(c) == _SHARDING for c in self.codecs):  # a sharding codec checks its inner chunks
             check_chunk_bytes(largest_chunk(self.chunk_shape), self.data_type, key, grid_field)
-        if not isinstance(self.attributes, dict):
+        if not parsed and not isinstance(self.attributes, dict):
             raise field_error(key, "attributes", self.attributes, "an object")
         if self.dimension_names is not None:
             dn = self.dimension_names
@@ -289,10 +288,30 @@ class ArrayMetadataV3:
             if len(dn) != len(self.shape):
                 raise field_error(key, "dimension_names", dn, f"{len(self.shape)} names (the rank of 'shape')")
             s(self, "dimension_names", tuple(dn))
+        if not parsed:
+            self._validate_rest(key)
+        if self.fill_value is None:
+            raise field_error(key, "fill_value", None, "a fill value (required in v3)")
+        s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
+
+    def _validate_given(self, key: str) -> None:
+        """The data type, chunk key encoding and codecs of an object built in code."""
+        s = object.__setattr__
+        if not isinstance(self.data_type, np.dtypes.StringDType):
+            s(self, "data_type", np.dtype(self.data_type))
+        if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
+            s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
+        if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
+            raise field_error(key, "codecs", self.codecs,
+                              "a non-empty list of codecs (one array -> bytes codec is required)")
+        s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+
+    def _validate_rest(self, key: str) -> None:
+        """The storage transformers, extensions, format and node type of an object built in code."""
         if not isinstance(self.storage_transformers, (list, tuple)) or self.storage_transformers:
             raise field_error(key, "storage_transformers", self.storage_transformers,
                               "an empty list or no field: no storage transformers are supported")
-        s(self, "storage_transformers", ())
+        object.__setattr__(self, "storage_transformers", ())
         if not isinstance(self.extra_fields, dict) or not all(
                 isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
             raise field_error(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
@@ -300,9 +319,6 @@ class ArrayMetadataV3:
             raise field_error(key, "zarr_format", self.zarr_format, "3")
         if self.node_type != "array":
             raise field_error(key, "node_type", self.node_type, '"array"')
-        if self.fill_value is None:
-            raise field_error(key, "fill_value", None, "a fill value (required in v3)")
-        s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
 
     # -- convenience ------------------------------------------------------------------
     @property
@@ -391,7 +407,7 @@ class ArrayMetadataV3:
                             ("node_type", "array"), ("chunk_grid_name", grid_name),
                             ("_source", doc)):
             object.__setattr__(meta, name, value)
-        meta._validate(key)
+        meta._validate(key, parsed=True)
         return meta
 
     def _data_type_json(self) -> tuple[Any, bool]:
