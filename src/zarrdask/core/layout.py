@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .. import config
 from ..chunking import ChunkGrid, ChunkKeyEncoding, grid_for
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
 from ..codecs.chain import CodecChain
@@ -167,7 +168,7 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 def _chain_key(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spec: ChunkSpec) -> tuple | None:
     """Everything the codec chain of ``metadata`` is built and checked from
-    (its codecs' JSON, the chunk edges, the chunk spec), or None when that is not
+    (its codecs' JSON, the chunk edges, the chunk spec, the size limit), or None when that is not
     JSON (codecs given as objects are not cached)."""
     codecs = [metadata.filters, metadata.compressor] if isinstance(metadata, ArrayMetadataV2) else metadata.codecs
     try:
@@ -175,7 +176,9 @@ def _chain_key(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spe
     except (TypeError, ValueError):
         return None
     fill = spec.fill_value
-    return (type(metadata), text, grid.chunks, spec.dtype, spec.dtype.str, type(fill), repr(fill), spec.order)
+    # the chain's checks (sizes of inner chunks, shard indexes) depend on max_chunk_bytes too
+    return (type(metadata), text, grid.chunks, spec.dtype, spec.dtype.str, type(fill), repr(fill), spec.order,
+            config.get("max_chunk_bytes"))
 
 
 def _codec_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, fill: Any, key: str) -> CodecChain:
