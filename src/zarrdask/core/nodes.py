@@ -13,7 +13,6 @@ Lookups are batched: the documents of many nodes are read with one store call
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Iterator
@@ -160,23 +159,21 @@ def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
     paths relative to the group, values whole ``zarr.json`` documents."""
     out: dict[str, NodeDocs] = {}
     for name, doc in entries.items():
-        with _entry_of(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]"):
+        try:
             rel = normalize_path(name)
             child = key_of(path, rel) if rel else path  # both normalised: join_path's result
             node = _parse(child, {key_of(child, ZARR_JSON): doc})
+        except (MetadataError, InvalidKeyError) as e:
+            raise _entry_error(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]", e) from None
         if node is not None:
             out[rel] = node
     return out
 
 
-@contextmanager
-def _entry_of(key: str, field: str) -> Iterator[None]:
-    """Errors in an entry of a consolidated document name that document and the entry."""
-    try:
-        yield
-    except (MetadataError, InvalidKeyError) as e:
-        cls = type(e) if isinstance(e, MetadataError) else MetadataError
-        raise cls(f"{key}: field {field!r}: {e}") from None
+def _entry_error(key: str, field: str, e: MetadataError | InvalidKeyError) -> MetadataError:
+    """An error in an entry of a consolidated document, naming that document and the entry."""
+    cls = type(e) if isinstance(e, MetadataError) else MetadataError
+    return cls(f"{key}: field {field!r}: {e}")
 
 
 def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
@@ -193,17 +190,23 @@ def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
     if not isinstance(entries, dict):
         raise MetadataError(f"{key}: field 'metadata' must be an object, found {type(entries).__name__}")
     found: dict[str, Any] = {}
-    rels: set[str] = set()
+    paths: dict[str, str] = {}  # each node's relative path as listed -> its path in the store (normalised once)
     for k, v in entries.items():
         rel, _, name = k.rpartition("/")
         if name in (ZARRAY, ZGROUP, ZATTRS) and rel:
-            with _entry_of(key, f"metadata[{k!r}]"):
-                found[key_of(join_path(path, rel), name)] = v
-            rels.add(rel)
+            child = paths.get(rel)
+            if child is None:
+                try:
+                    child = paths[rel] = join_path(path, rel)
+                except InvalidKeyError as e:
+                    raise _entry_error(key, f"metadata[{k!r}]", e) from None
+            found[key_of(child, name)] = v
     out: dict[str, NodeDocs] = {}
-    for rel in sorted(rels):
-        with _entry_of(key, f"metadata[{rel + '/…'!r}]"):
-            node = _parse(join_path(path, rel), found)
+    for rel in sorted(paths):
+        try:
+            node = _parse(paths[rel], found)
+        except (MetadataError, InvalidKeyError) as e:
+            raise _entry_error(key, f"metadata[{rel + '/…'!r}]", e) from None
         if node is not None:
             out[rel] = node
     return out
