@@ -107,12 +107,13 @@ def worker(impl: str, op: str, path: str, repeat: int) -> dict[str, Any]:
     warnings.simplefilter("ignore")
     run = _operation(impl, op, path)
     run()  # imports, caches and the page cache warmed
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         run()
         times.append(time.perf_counter() - t0)
-    return {"times": times}
+        cpu.append(time.process_time() - c0)
+    return {"times": times, "cpu": cpu}
 
 
 def measure(impl: str, op: str, path: str, repeat: int) -> dict[str, Any]:

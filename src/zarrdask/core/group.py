@@ -23,6 +23,7 @@ from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from .array import Array
 from .array_creation import create_array
+from .._memory import paused_gc
 from .._pool import io_map
 from .nodes import (METADATA_NAMES, Consolidated, Node, NodeDocs, key_of, node_name, read_node, read_nodes,
                     write_node)
@@ -175,11 +176,17 @@ class Group(Node):
         ``max_depth=0`` gives the direct children; ``None`` every descendant,
         named by its path relative to this group.
         """
-        out: list[tuple[str, Array | Group]] = []
         if self._consolidated is None:
             return self._walk(max_depth)
-        for name, node in self._consolidated.children():
-            below = self._consolidated.below(name)
+        return self._consolidated_members(self._consolidated, max_depth)
+
+    @paused_gc()  # thousands of nodes may be built here (zarrdask._memory)
+    def _consolidated_members(
+        self, consolidated: Consolidated, max_depth: int | None
+    ) -> tuple[tuple[str, "Array | Group"], ...]:
+        out: list[tuple[str, Array | Group]] = []
+        for name, node in consolidated.children():
+            below = consolidated.below(name)
             child = node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
             out.append((name, child))
             if isinstance(child, Group) and (max_depth is None or max_depth > 0):

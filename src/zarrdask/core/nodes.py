@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from .. import _json
+from .._memory import paused_gc
 from ..errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -237,7 +238,8 @@ def read_nodes(
     if at_once:
         keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
         found = dict(zip(keys, store.get_many(keys)))
-        return [_parse(p, found, consolidated) for p in paths]
+        with paused_gc():  # a consolidated document may hold thousands of nodes (zarrdask._memory)
+            return [_parse(p, found, consolidated) for p in paths]
     # the format is unknown: v3 first (one request per node), the v2 documents
     # only of the paths without zarr.json
     keys = [key_of(p, ZARR_JSON) for p in paths]
@@ -246,7 +248,8 @@ def read_nodes(
     if rest:
         keys = [k for p in rest for k in _candidate_keys(p, 2, consolidated)]
         found.update(zip(keys, store.get_many(keys)))
-    return [_parse(p, found, consolidated) for p in paths]
+    with paused_gc():
+        return [_parse(p, found, consolidated) for p in paths]
 
 
 def read_node(
