@@ -128,24 +128,30 @@ def measure(impl: str, op: str, path: str, repeat: int) -> dict[str, Any]:
 
 
 # -- the report --------------------------------------------------------------------------
+CLOCKS = (("times", "wall"), ("cpu", "CPU"))
+
+
 def rows(results: list[dict[str, Any]], sizes: list[int]) -> list[dict[str, Any]]:
-    """One row per (operation, format, size): both implementations' best times,
-    zarrdask's time over engine="zarr"'s, and each one's growth."""
-    best = {(r["impl"], r["op"], r["format"], r["members"]): min(r["times"]) if r.get("times") else None
-            for r in results}
+    """One row per (operation, format, size): both implementations' best times
+    (wall clock and the process's CPU time), zarrdask's over engine="zarr"'s,
+    and each one's growth from the smallest size."""
+    best = {(clock, r["impl"], r["op"], r["format"], r["members"]): min(r[clock]) if r.get(clock) else None
+            for r in results for clock, _ in CLOCKS}
     out = []
     for op, label, _ in OPS:
         for fmt in sorted({r["format"] for r in results}, reverse=True):
             for n in sizes:
-                zd, zp = best.get(("zarrdask", op, fmt, n)), best.get(("zarr", op, fmt, n))
-                row = {"op": op, "operation": label, "format": fmt, "members": n,
-                       "zarrdask_ms": None if zd is None else zd * 1e3,
-                       "zarr_ms": None if zp is None else zp * 1e3,
-                       "ratio": None if zd is None or not zp else zd / zp}
-                if n == sizes[-1] and len(sizes) > 1:
-                    for impl, key in (("zarrdask", "growth_zarrdask"), ("zarr", "growth_zarr")):
-                        lo, hi = best.get((impl, op, fmt, sizes[0])), best.get((impl, op, fmt, n))
-                        row[key] = None if lo is None or hi is None else hi / lo
+                row: dict[str, Any] = {"op": op, "operation": label, "format": fmt, "members": n}
+                for clock, _ in CLOCKS:
+                    sfx = "" if clock == "times" else "_cpu"
+                    zd, zp = best.get((clock, "zarrdask", op, fmt, n)), best.get((clock, "zarr", op, fmt, n))
+                    row[f"zarrdask{sfx}_ms"] = None if zd is None else zd * 1e3
+                    row[f"zarr{sfx}_ms"] = None if zp is None else zp * 1e3
+                    row[f"ratio{sfx}"] = None if zd is None or not zp else zd / zp
+                    if n != sizes[0]:
+                        for impl in ("zarrdask", "zarr"):
+                            lo, hi = best.get((clock, impl, op, fmt, sizes[0])), best.get((clock, impl, op, fmt, n))
+                            row[f"growth_{impl}{sfx}"] = None if lo is None or hi is None else hi / lo
                 out.append(row)
     return out
 
@@ -156,22 +162,26 @@ def _f(x: float | None, fmt: str) -> str:
 
 def markdown(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     sizes = meta["members"]
+    k = sizes[-1] // sizes[0]
     lines = [
-        f"Opening consolidated hierarchies from a local directory ({sizes[-1] // sizes[0]}x the members "
-        f"costs {sizes[-1] // sizes[0]}x the time when it grows linearly). Best of {meta['repeat']}, "
-        "each case in a fresh process; engine=\"zarr\" is zarr-python's `Group.members()`/`tree()` "
-        "for the first two rows. ratio = zarrdask / engine=\"zarr\" (below 1: zarrdask faster).",
-        "",
-        "| operation | format | members | zarrdask ms | engine=\"zarr\" ms | ratio | growth zarrdask | growth zarr |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        f"Opening consolidated hierarchies from a local directory ({k}x the members costs {k}x the time "
+        f"when it grows linearly). Best of {meta['repeat']}, each case in a fresh process; engine=\"zarr\" "
+        "is zarr-python's `Group.members()`/`tree()` for the first two operations. ratio = zarrdask / "
+        "engine=\"zarr\" (below 1: zarrdask faster); growth = time at this size / time at the smallest.",
     ]
-    for r in table:
-        lines.append(
-            f"| {r['operation']} | v{r['format']} | {r['members']:,} | {_f(r['zarrdask_ms'], ',.0f')} | "
-            f"{_f(r['zarr_ms'], ',.0f')} | {_f(r['ratio'], '.2f')} | {_f(r.get('growth_zarrdask'), '.1f')} | "
-            f"{_f(r.get('growth_zarr'), '.1f')} |")
-    lines += ["", f"{meta['cpu']}, {meta['ncpu']} CPUs, {meta['date']}; " +
-              ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + f"; zarrdask commit {meta['commit']}."]
+    for clock, name in CLOCKS:
+        sfx = "" if clock == "times" else "_cpu"
+        lines += ["", f"**{name} time** ({'elapsed' if clock == 'times' else 'CPU time of the process, every thread'})",
+                  "", "| operation | format | members | zarrdask ms | engine=\"zarr\" ms | ratio | growth zarrdask "
+                  "| growth zarr |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for r in table:
+            lines.append(
+                f"| {r['operation']} | v{r['format']} | {r['members']:,} | {_f(r[f'zarrdask{sfx}_ms'], ',.0f')} | "
+                f"{_f(r[f'zarr{sfx}_ms'], ',.0f')} | {_f(r[f'ratio{sfx}'], '.2f')} | "
+                f"{_f(r.get(f'growth_zarrdask{sfx}'), '.1f')} | {_f(r.get(f'growth_zarr{sfx}'), '.1f')} |")
+    lines += ["", f"{meta['cpu']}, {meta['ncpu']} CPUs, load average {meta['loadavg']} when it started, "
+              f"{meta['date']}; " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+              + f"; zarrdask commit {meta['commit']}."]
     return "\n".join(lines) + "\n"
 
 
@@ -181,26 +191,27 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(OPS), figsize=(4 * len(OPS), 3.6), sharey=True)
-    for ax, (op, label, _) in zip(axes, OPS):
-        for impl, color in (("zarrdask", "tab:blue"), ("zarr", "tab:orange")):
-            for fmt, style in ((3, "-o"), (2, "--s")):
-                pts = sorted((r["members"], min(r["times"])) for r in results
-                             if r["impl"] == impl and r["op"] == op and r["format"] == fmt and r.get("times"))
-                if pts:
-                    ax.loglog([p[0] for p in pts], [p[1] * 1e3 for p in pts], style, color=color,
-                              label=f"{'zarrdask' if impl == 'zarrdask' else 'zarr'} v{fmt}")
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel("members")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("time (ms, best)")
-    axes[-1].legend(fontsize=8)
+    fig, axes = plt.subplots(len(CLOCKS), len(OPS), figsize=(4 * len(OPS), 3.4 * len(CLOCKS)), sharey="row")
+    for row, (clock, name) in zip(axes, CLOCKS):
+        for ax, (op, label, _) in zip(row, OPS):
+            for impl, color in (("zarrdask", "tab:blue"), ("zarr", "tab:orange")):
+                for fmt, style in ((3, "-o"), (2, "--s")):
+                    pts = sorted((r["members"], min(r[clock])) for r in results
+                                 if r["impl"] == impl and r["op"] == op and r["format"] == fmt and r.get(clock))
+                    if pts:
+                        ax.loglog([p[0] for p in pts], [p[1] * 1e3 for p in pts], style, color=color,
+                                  label=f"{impl} v{fmt}")
+            ax.set_title(label, fontsize=10)
+            ax.set_xlabel("members")
+            ax.grid(True, which="both", alpha=0.3)
+        row[0].set_ylabel(f"{name} time (ms, best)")
+    axes[0][-1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
-    from benchmarks.run import _cpu_model, _git_commit, _versions
+    from benchmarks.run import _cpu_model, _git_commit, _loadavg, _versions
 
     versions = _versions()
     try:
@@ -210,6 +221,7 @@ def _meta(args: argparse.Namespace) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - reported as missing
         versions["xarray"] = "missing"
     return {"members": args.members, "repeat": args.repeat, "formats": args.formats, "cpu": _cpu_model(),
+            "loadavg": _loadavg(),
             "ncpu": os.cpu_count(), "platform": platform.platform(), "versions": versions,
             "commit": _git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
@@ -242,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                 for impl in args.impls:
                     r = measure(impl, op, path, args.repeat)
                     results.append({"impl": impl, "op": op, "format": fmt, "members": n, **r})
-                    shown = f"{min(r['times']) * 1e3:8.0f} ms" if r.get("times") else r.get("error")
+                    shown = (f"{min(r['times']) * 1e3:8.0f} ms, CPU {min(r['cpu']) * 1e3:8.0f} ms" if r.get("times")
+                             else r.get("error"))
                     print(f"{label:26s} v{fmt} {n:>6} {impl:9s} {shown}", flush=True)
     meta = _meta(args)
     table = rows(results, args.members)
