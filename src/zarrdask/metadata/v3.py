@@ -86,6 +86,7 @@ _ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid
 _ARRAY_OPTIONAL = ("attributes", "storage_transformers", "dimension_names")
 _SHARDING = "sharding_indexed"  # its chunks are shards, whose inner chunks it bounds itself
 _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
+_EXTENSION_KEYS = frozenset({"name", "configuration", "must_understand"})
 
 
 class InvalidNodeNameError(InvalidKeyError, MetadataError):
@@ -133,8 +134,8 @@ def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str,
     if isinstance(value, str):
         ext_name, conf = value, None
     elif isinstance(value, dict):
-        extra = set(value) - {"name", "configuration", "must_understand"}
-        if extra:
+        if not value.keys() <= _EXTENSION_KEYS:
+            extra = set(value) - _EXTENSION_KEYS
             raise field_error(key, name, value,
                               f'an object with "name" and "configuration" (unknown keys {sorted(extra)})')
         ext_name = value.get("name", MISSING)
@@ -400,13 +401,10 @@ class ArrayMetadataV3:
         if not owned:
             codecs, attributes, doc = copy.deepcopy((codecs, attributes, doc))
         meta = cls.__new__(cls)
-        for name, value in (("shape", shape), ("data_type", dt.dtype), ("chunk_shape", chunk_shape),
-                            ("chunk_key_encoding", cke), ("fill_value", fill), ("codecs", codecs),
-                            ("attributes", attributes), ("dimension_names", dn),
-                            ("storage_transformers", ()), ("extra_fields", extra), ("zarr_format", 3),
-                            ("node_type", "array"), ("chunk_grid_name", grid_name),
-                            ("_source", doc)):
-            object.__setattr__(meta, name, value)
+        meta.__dict__.update(  # (a frozen dataclass: its fields are set once, here)
+            shape=shape, data_type=dt.dtype, chunk_shape=chunk_shape, chunk_key_encoding=cke, fill_value=fill,
+            codecs=codecs, attributes=attributes, dimension_names=dn, storage_transformers=(), extra_fields=extra,
+            zarr_format=3, node_type="array", chunk_grid_name=grid_name, _source=doc)
         meta._validate(key, parsed=True)
         return meta
 

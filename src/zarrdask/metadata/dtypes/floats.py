@@ -41,6 +41,8 @@ def decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_he
     fdtype = native(fdtype)
     if is_json_int(value) or isinstance(value, float):
         try:
+            if fdtype.itemsize == 8:  # a Python number becomes a float64 or raises OverflowError
+                return fdtype.type(value)
             with np.errstate(over="ignore"):
                 return fdtype.type(value)
         except OverflowError:
