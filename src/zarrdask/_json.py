@@ -18,6 +18,7 @@ removed, brackets counted), so a hostile document never reaches the parser.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 from . import config
 from .errors import MetadataError
 
-__all__ = ["DOCUMENT_LEVELS", "dumps", "loads", "max_document_depth"]
+__all__ = ["DOCUMENT_LEVELS", "copy_json", "dumps", "loads", "max_document_depth"]
 
 DOCUMENT_LEVELS = 8
 
@@ -138,3 +139,18 @@ def loads(data: bytes | str, *, key: str) -> Any:
     except RecursionError:  # only if max_json_depth was raised past what Python can parse
         raise MetadataError(f"{key}: found JSON nested deeper than Python can parse, expected at most "
                             f"{max_document_depth()} levels (setting max_json_depth)") from None
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (objects and arrays copied, strings, numbers,
+    booleans and ``null`` shared, as they cannot change); a value of any other
+    type is deep-copied by :func:`copy.deepcopy`. Several times faster than
+    ``copy.deepcopy`` on decoded documents."""
+    t = type(value)
+    if t is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if t is list:
+        return [copy_json(v) for v in value]
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    return copy.deepcopy(value)

@@ -37,7 +37,8 @@ from __future__ import annotations
 import importlib
 import threading
 from importlib import metadata
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from numcodecs.abc import Codec as Numcodec
 
@@ -256,12 +257,13 @@ def codec_from_json(doc: Any, *, key: str = "zarr.json", kind: str | None = None
     object raises :class:`MetadataError`, an unknown name
     :class:`UnknownCodecError`, a bad configuration :class:`CodecError`.
     """
-    if isinstance(doc, Codec):
-        return doc
-    if isinstance(doc, Numcodec):
-        return _from_numcodecs(doc, key, kind)
-    if not isinstance(doc, (str, Mapping)) and callable(getattr(doc, "to_dict", None)):
-        doc = doc.to_dict()  # a zarr-python codec object: its JSON form
+    if type(doc) is not dict and type(doc) is not str:  # (JSON, the common case, skips these checks)
+        if isinstance(doc, Codec):
+            return doc
+        if isinstance(doc, Numcodec):
+            return _from_numcodecs(doc, key, kind)
+        if not isinstance(doc, (str, Mapping)) and callable(getattr(doc, "to_dict", None)):
+            doc = doc.to_dict()  # a zarr-python codec object: its JSON form
     if isinstance(doc, str):
         name, configuration = doc, {}
     elif isinstance(doc, Mapping):

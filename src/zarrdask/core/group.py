@@ -23,8 +23,10 @@ from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from .array import Array
 from .array_creation import create_array
+from .._memory import paused_gc
 from .._pool import io_map
-from .nodes import METADATA_NAMES, Node, NodeDocs, key_of, node_name, read_node, read_nodes, write_node
+from .nodes import (METADATA_NAMES, Consolidated, Node, NodeDocs, key_of, node_name, read_node, read_nodes,
+                    write_node)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,17 +55,12 @@ def create_group(
 
 
 def node_from_docs(
-    store: Store, node: NodeDocs, *, read_only: bool, consolidated: dict[str, NodeDocs] | None = None
+    store: Store, node: NodeDocs, *, read_only: bool, consolidated: Consolidated | None = None
 ) -> "Array | Group":
     if node.node_type == "array":
         return Array._from_node(store, node, read_only=read_only)
     return Group(store, node.path, node.metadata, node.attributes, read_only=read_only,
                  consolidated=consolidated if consolidated is not None else node.consolidated)
-
-
-def _below(consolidated: dict[str, NodeDocs], name: str) -> dict[str, NodeDocs]:
-    prefix = name + "/"
-    return {rel[len(prefix):]: n for rel, n in consolidated.items() if rel.startswith(prefix)}
 
 
 class Group(Node):
@@ -74,7 +71,7 @@ class Group(Node):
 
     def __init__(
         self, store: Store, path: str, metadata: Any, attributes: dict[str, Any], *,
-        read_only: bool = False, consolidated: dict[str, NodeDocs] | None = None,
+        read_only: bool = False, consolidated: Consolidated | None = None,
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._consolidated = consolidated
@@ -84,14 +81,14 @@ class Group(Node):
         """Whether members are read from consolidated metadata."""
         return self._consolidated is not None
 
-    def _node(self, name: str) -> tuple[NodeDocs | None, dict[str, NodeDocs] | None]:
+    def _node(self, name: str) -> tuple[NodeDocs | None, Consolidated | None]:
         """The member ``name`` (a relative path) and, for a group, its consolidated view."""
         path = self._child_path(name)
         if self._consolidated is None:
             return read_node(self._store, path, self.zarr_format), None
         rel = path[len(self._path) + 1:] if self._path else path
         node = self._consolidated.get(rel)
-        return node, None if node is None else _below(self._consolidated, rel)
+        return node, None if node is None else self._consolidated.below(rel)
 
     # -- navigation ---------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -163,7 +160,7 @@ class Group(Node):
 
     def _children(self) -> list[tuple[str, NodeDocs]]:
         if self._consolidated is not None:
-            return [(rel, n) for rel, n in self._consolidated.items() if "/" not in rel]
+            return self._consolidated.children()
         if not self._store.listable:
             raise StoreError(
                 f"group {self.name!r}: {self._store!r} cannot list its keys, so members are unknown; "
@@ -179,11 +176,17 @@ class Group(Node):
         ``max_depth=0`` gives the direct children; ``None`` every descendant,
         named by its path relative to this group.
         """
-        out: list[tuple[str, Array | Group]] = []
         if self._consolidated is None:
             return self._walk(max_depth)
-        for name, node in self._children():
-            below = None if self._consolidated is None else _below(self._consolidated, name)
+        return self._consolidated_members(self._consolidated, max_depth)
+
+    @paused_gc()  # thousands of nodes may be built here (zarrdask._memory)
+    def _consolidated_members(
+        self, consolidated: Consolidated, max_depth: int | None
+    ) -> tuple[tuple[str, "Array | Group"], ...]:
+        out: list[tuple[str, Array | Group]] = []
+        for name, node in consolidated.children():
+            below = consolidated.below(name)
             child = node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
             out.append((name, child))
             if isinstance(child, Group) and (max_depth is None or max_depth > 0):

@@ -13,10 +13,12 @@ here.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .. import config
 from ..chunking import ChunkGrid, ChunkKeyEncoding, grid_for
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
 from ..codecs.chain import CodecChain
@@ -156,10 +158,46 @@ def resolve(metadata: ArrayMetadataV2 | ArrayMetadataV3, path: str) -> ArrayLayo
     )
 
 
+#: codec chains already built and checked, by what they depend on (:func:`_chain_key`):
+#: the arrays of a hierarchy mostly share a few configurations, and a chain is
+#: immutable once bound to its chunk spec, so opening them builds each once
+_CHAINS: dict[tuple, CodecChain] = {}
+_CHAINS_MAX = 1024
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _chain_key(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spec: ChunkSpec) -> tuple | None:
+    """Everything the codec chain of ``metadata`` is built and checked from
+    (its codecs' JSON, the chunk edges, the chunk spec, the size limit), or None when that is not
+    JSON (codecs given as objects are not cached)."""
+    codecs = [metadata.filters, metadata.compressor] if isinstance(metadata, ArrayMetadataV2) else metadata.codecs
+    try:
+        text = _ENCODE(codecs)
+    except (TypeError, ValueError):
+        return None
+    fill = spec.fill_value
+    # the chain's checks (sizes of inner chunks, shard indexes) depend on max_chunk_bytes too
+    return (type(metadata), text, grid.chunks, spec.dtype, spec.dtype.str, type(fill), repr(fill), spec.order,
+            config.get("max_chunk_bytes"))
+
+
 def _codec_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, fill: Any, key: str) -> CodecChain:
     v2 = isinstance(metadata, ArrayMetadataV2)
     # (v2: an object dtype needs an object codec as the first filter)
     spec = ChunkSpec(grid.largest_chunk(), metadata.memory_dtype, None if v2 else fill, metadata.order)
+    cache_key = _chain_key(metadata, grid, spec)
+    chain = None if cache_key is None else _CHAINS.get(cache_key)
+    if chain is None:
+        chain = _build_chain(metadata, grid, spec, key)
+        if cache_key is not None:
+            if len(_CHAINS) >= _CHAINS_MAX:
+                _CHAINS.clear()
+            _CHAINS[cache_key] = chain
+    return chain
+
+
+def _build_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spec: ChunkSpec, key: str) -> CodecChain:
+    v2 = isinstance(metadata, ArrayMetadataV2)
     try:
         if v2:
             chain = v2_chain(metadata.filters, metadata.compressor, key=key)

@@ -13,11 +13,12 @@ Lookups are batched: the documents of many nodes are read with one store call
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from .. import _json
+from .._memory import paused_gc
 from ..errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -54,9 +55,49 @@ class NodeDocs:
     node_type: str  # "array" | "group"
     metadata: Any  # ArrayMetadataV2 | ArrayMetadataV3 | GroupMetadataV2 | GroupMetadataV3
     attributes: dict[str, Any]
-    # For a group read with consolidated metadata: every descendant, keyed by its
-    # path relative to this group. ``None`` when there is no consolidated metadata.
-    consolidated: dict[str, "NodeDocs"] | None = None
+    # For a group read with consolidated metadata: every descendant, by its path
+    # relative to this group. ``None`` when there is no consolidated metadata.
+    consolidated: "Consolidated | None" = None
+
+
+class Consolidated:
+    """The nodes of a consolidated metadata document, seen from one group of
+    its hierarchy.
+
+    The entries, keyed by their path relative to the group whose document
+    lists them, are indexed by parent once, when the document is read; the
+    view of a group below (:meth:`below`) shares the entries and the index, so
+    finding a member or listing a group's children never scans the hierarchy:
+    opening every node of it costs time linear in the nodes.
+    """
+
+    __slots__ = ("_nodes", "_children", "_prefix")
+
+    def __init__(self, nodes: dict[str, NodeDocs], *, prefix: str = "",
+                 children: dict[str, list[str]] | None = None) -> None:
+        self._nodes = nodes
+        if children is None:
+            children = {}
+            for rel in nodes:
+                children.setdefault(rel.rpartition("/")[0], []).append(rel)
+        self._children = children
+        self._prefix = prefix
+
+    def _full(self, rel: str) -> str:
+        return f"{self._prefix}/{rel}" if self._prefix else rel
+
+    def get(self, rel: str) -> NodeDocs | None:
+        """The node at ``rel`` (a normalised path relative to this view's group), or None."""
+        return self._nodes.get(self._full(rel))
+
+    def below(self, rel: str) -> "Consolidated":
+        """The view from the group at ``rel`` (relative to this view's group)."""
+        return Consolidated(self._nodes, prefix=self._full(rel), children=self._children)
+
+    def children(self) -> list[tuple[str, NodeDocs]]:
+        """``(name, node)`` of the direct children of this view's group, in the document's order."""
+        cut = len(self._prefix) + 1 if self._prefix else 0
+        return [(full[cut:], self._nodes[full]) for full in self._children.get(self._prefix, ())]
 
 
 def _candidate_keys(path: str, zarr_format: int | None, consolidated: bool = False) -> list[str]:
@@ -88,16 +129,16 @@ def _parse(path: str, found: dict[str, Any], consolidated: bool = False) -> Node
     if doc is not None:
         node_type = doc.get("node_type")
         if node_type == "array":
-            meta = ArrayMetadataV3.from_json(doc, key=key)
+            meta = ArrayMetadataV3.from_json(doc, key=key, owned=True)
         elif node_type == "group":
-            meta = GroupMetadataV3.from_json(doc, key=key)
+            meta = GroupMetadataV3.from_json(doc, key=key, owned=True)
         else:
             raise MetadataError(
                 f"{key}: field 'node_type' must be 'array' or 'group', found {node_type!r}"
             )
         members = None
         if consolidated and node_type == "group" and meta.consolidated_metadata is not None:
-            members = _consolidated_v3(path, meta.consolidated_metadata["metadata"])
+            members = Consolidated(_consolidated_v3(path, meta.consolidated_metadata["metadata"]))
         return NodeDocs(path, 3, node_type, meta, dict(meta.attributes), members)
     zarray = _object(found, key_of(path, ZARRAY))
     zgroup = _object(found, key_of(path, ZGROUP))
@@ -105,12 +146,12 @@ def _parse(path: str, found: dict[str, Any], consolidated: bool = False) -> Node
         return None
     attrs = _object(found, key_of(path, ZATTRS)) or {}
     if zarray is not None:
-        meta = ArrayMetadataV2.from_json(zarray, key=key_of(path, ZARRAY))
+        meta = ArrayMetadataV2.from_json(zarray, key=key_of(path, ZARRAY), owned=True)
         return NodeDocs(path, 2, "array", meta, attrs)
     meta = GroupMetadataV2.from_json(zgroup, key=key_of(path, ZGROUP))
     members = None
     if consolidated and found.get(key_of(path, ZMETADATA)) is not None:
-        members = _consolidated_v2(path, found[key_of(path, ZMETADATA)])
+        members = Consolidated(_consolidated_v2(path, found[key_of(path, ZMETADATA)]))
     return NodeDocs(path, 2, "group", meta, attrs, members)
 
 
@@ -119,23 +160,21 @@ def _consolidated_v3(path: str, entries: dict[str, Any]) -> dict[str, NodeDocs]:
     paths relative to the group, values whole ``zarr.json`` documents."""
     out: dict[str, NodeDocs] = {}
     for name, doc in entries.items():
-        with _entry_of(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]"):
+        try:
             rel = normalize_path(name)
-            child = join_path(path, rel)
+            child = key_of(path, rel) if rel else path  # both normalised: join_path's result
             node = _parse(child, {key_of(child, ZARR_JSON): doc})
+        except (MetadataError, InvalidKeyError) as e:
+            raise _entry_error(key_of(path, ZARR_JSON), f"consolidated_metadata.metadata[{name!r}]", e) from None
         if node is not None:
             out[rel] = node
     return out
 
 
-@contextmanager
-def _entry_of(key: str, field: str) -> Iterator[None]:
-    """Errors in an entry of a consolidated document name that document and the entry."""
-    try:
-        yield
-    except (MetadataError, InvalidKeyError) as e:
-        cls = type(e) if isinstance(e, MetadataError) else MetadataError
-        raise cls(f"{key}: field {field!r}: {e}") from None
+def _entry_error(key: str, field: str, e: MetadataError | InvalidKeyError) -> MetadataError:
+    """An error in an entry of a consolidated document, naming that document and the entry."""
+    cls = type(e) if isinstance(e, MetadataError) else MetadataError
+    return cls(f"{key}: field {field!r}: {e}")
 
 
 def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
@@ -152,17 +191,23 @@ def _consolidated_v2(path: str, raw: bytes) -> dict[str, NodeDocs]:
     if not isinstance(entries, dict):
         raise MetadataError(f"{key}: field 'metadata' must be an object, found {type(entries).__name__}")
     found: dict[str, Any] = {}
-    rels: set[str] = set()
+    paths: dict[str, str] = {}  # each node's relative path as listed -> its path in the store (normalised once)
     for k, v in entries.items():
         rel, _, name = k.rpartition("/")
         if name in (ZARRAY, ZGROUP, ZATTRS) and rel:
-            with _entry_of(key, f"metadata[{k!r}]"):
-                found[key_of(join_path(path, rel), name)] = v
-            rels.add(rel)
+            child = paths.get(rel)
+            if child is None:
+                try:
+                    child = paths[rel] = join_path(path, rel)
+                except InvalidKeyError as e:
+                    raise _entry_error(key, f"metadata[{k!r}]", e) from None
+            found[key_of(child, name)] = v
     out: dict[str, NodeDocs] = {}
-    for rel in sorted(rels):
-        with _entry_of(key, f"metadata[{rel + '/…'!r}]"):
-            node = _parse(join_path(path, rel), found)
+    for rel in sorted(paths):
+        try:
+            node = _parse(paths[rel], found)
+        except (MetadataError, InvalidKeyError) as e:
+            raise _entry_error(key, f"metadata[{rel + '/…'!r}]", e) from None
         if node is not None:
             out[rel] = node
     return out
@@ -193,7 +238,8 @@ def read_nodes(
     if at_once:
         keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
         found = dict(zip(keys, store.get_many(keys)))
-        return [_parse(p, found, consolidated) for p in paths]
+        with paused_gc():  # a consolidated document may hold thousands of nodes (zarrdask._memory)
+            return [_parse(p, found, consolidated) for p in paths]
     # the format is unknown: v3 first (one request per node), the v2 documents
     # only of the paths without zarr.json
     keys = [key_of(p, ZARR_JSON) for p in paths]
@@ -202,7 +248,8 @@ def read_nodes(
     if rest:
         keys = [k for p in rest for k in _candidate_keys(p, 2, consolidated)]
         found.update(zip(keys, store.get_many(keys)))
-    return [_parse(p, found, consolidated) for p in paths]
+    with paused_gc():
+        return [_parse(p, found, consolidated) for p in paths]
 
 
 def read_node(
@@ -372,7 +419,14 @@ class Node:
         self._path = path
         self._metadata = metadata
         self._read_only = read_only or not store.writable
-        self._attrs = Attributes(dict(attributes), self._persist_attributes)
+        self._attributes_read = attributes
+
+    @cached_property
+    def _attrs(self) -> Attributes:
+        # the attributes as read may be shared with cached documents (consolidated
+        # metadata, parsed without copies): the node's own are a deep copy, made
+        # when first asked for, so changing them in place changes nothing else
+        return Attributes(_json.copy_json(self._attributes_read), self._persist_attributes)
 
     @property
     def store(self) -> Store:

@@ -102,10 +102,14 @@ class ArrayMetadataV2:
     def __post_init__(self) -> None:
         self._validate(".zarray")
 
-    def _validate(self, key: str) -> None:
+    def _validate(self, key: str, parsed: bool = False) -> None:
+        """Check and normalise the fields; ``parsed``: they come from
+        :meth:`from_json`, which has checked the shapes, the codec
+        configurations and the format already."""
         s = object.__setattr__
-        s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
-        s(self, "chunks", parse_shape(self.chunks, key, "chunks", minimum=1))
+        if not parsed:
+            s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
+            s(self, "chunks", parse_shape(self.chunks, key, "chunks", minimum=1))
         if len(self.shape) != len(self.chunks):
             raise MetadataError(
                 f"{key}: field 'chunks': found {list(self.chunks)} (rank {len(self.chunks)}), expected the "
@@ -113,9 +117,9 @@ class ArrayMetadataV2:
         if not isinstance(self.dtype, np.dtypes.StringDType):
             s(self, "dtype", np.dtype(self.dtype))
         check_chunk_bytes(self.chunks, self.dtype, key, "chunks")
-        if self.compressor is not None:
+        if self.compressor is not None and not parsed:
             _codec_config(self.compressor, key, "compressor")
-        if self.filters is not None:
+        if self.filters is not None and not parsed:
             if not isinstance(self.filters, (list, tuple)):
                 raise field_error(key, "filters", self.filters, "null or a list of codec configuration objects")
             s(self, "filters", tuple(_codec_config(f, key, f"filters[{i}]") for i, f in enumerate(self.filters)))
@@ -123,7 +127,7 @@ class ArrayMetadataV2:
             raise field_error(key, "order", self.order, '"C" or "F"')
         if self.dimension_separator not in (".", "/"):
             raise field_error(key, "dimension_separator", self.dimension_separator, '"." or "/"')
-        if self.zarr_format != 2 or not is_json_int(self.zarr_format):
+        if not parsed and (self.zarr_format != 2 or not is_json_int(self.zarr_format)):
             raise field_error(key, "zarr_format", self.zarr_format, "2")
         s(self, "fill_value", normalize_fill_value(self.fill_value, self.dtype, key=key))
 
@@ -167,8 +171,12 @@ class ArrayMetadataV2:
         return default_fill_value(self.dtype) if self.fill_value is None else self.fill_value
 
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = ".zarray") -> ArrayMetadataV2:
-        """Parse and validate a ``.zarray`` document (a dict); ``key`` names it in errors."""
+    def from_json(cls, doc: Any, *, key: str = ".zarray", owned: bool = False) -> ArrayMetadataV2:
+        """Parse and validate a ``.zarray`` document (a dict); ``key`` names it in errors.
+
+        The codec configurations are copied unless ``owned=True``: then ``doc``
+        is handed over (a document just decoded, which nobody mutates
+        afterwards) and they are kept as they are."""
         require_dict(doc, key, "array metadata")
         for name in _ARRAY_KEYS:
             if name not in doc:
@@ -180,12 +188,14 @@ class ArrayMetadataV2:
         dtype = parse_dtype_v2(doc["dtype"], key=key)
         compressor = doc["compressor"]
         if compressor is not None:
-            compressor = copy.deepcopy(_codec_config(compressor, key, "compressor"))
+            compressor = _codec_config(compressor, key, "compressor")
         filters = doc["filters"]
         if filters is not None:
             if not isinstance(filters, list):
                 raise field_error(key, "filters", filters, "null or a list of codec configuration objects")
-            filters = tuple(copy.deepcopy(_codec_config(f, key, f"filters[{i}]")) for i, f in enumerate(filters))
+            filters = tuple(_codec_config(f, key, f"filters[{i}]") for i, f in enumerate(filters))
+        if not owned:
+            compressor, filters = copy.deepcopy((compressor, filters))
         sep = doc.get("dimension_separator", ".")
         if sep is None:  # some writers emitted null for "not set"
             sep = "."
@@ -195,7 +205,7 @@ class ArrayMetadataV2:
                             ("compressor", compressor), ("fill_value", fill), ("order", doc["order"]),
                             ("filters", filters), ("dimension_separator", sep), ("zarr_format", 2)):
             object.__setattr__(meta, name, value)
-        meta._validate(key)
+        meta._validate(key, parsed=True)
         return meta
 
     def to_json(self) -> dict:

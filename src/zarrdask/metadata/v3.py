@@ -86,6 +86,7 @@ _ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid
 _ARRAY_OPTIONAL = ("attributes", "storage_transformers", "dimension_names")
 _SHARDING = "sharding_indexed"  # its chunks are shards, whose inner chunks it bounds itself
 _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
+_EXTENSION_KEYS = frozenset({"name", "configuration", "must_understand"})
 
 
 class InvalidNodeNameError(InvalidKeyError, MetadataError):
@@ -133,8 +134,8 @@ def _extension_object(value: Any, key: str, name: str, allowed_names: tuple[str,
     if isinstance(value, str):
         ext_name, conf = value, None
     elif isinstance(value, dict):
-        extra = set(value) - {"name", "configuration", "must_understand"}
-        if extra:
+        if not value.keys() <= _EXTENSION_KEYS:
+            extra = set(value) - _EXTENSION_KEYS
             raise field_error(key, name, value,
                               f'an object with "name" and "configuration" (unknown keys {sorted(extra)})')
         ext_name = value.get("name", MISSING)
@@ -207,14 +208,15 @@ def _check_codec(value: Any, key: str, name: str) -> Any:
     return value
 
 
-def _split_extra(doc: dict, known: tuple[str, ...], key: str) -> dict:
-    """Unknown top-level fields: kept if ``{"must_understand": false, ...}``, else an error."""
+def _split_extra(doc: dict, known: tuple[str, ...], key: str, owned: bool = False) -> dict:
+    """Unknown top-level fields: kept if ``{"must_understand": false, ...}``, else an error
+    (copied unless ``owned``: see :meth:`ArrayMetadataV3.from_json`)."""
     extra = {}
     for k, v in doc.items():
         if k in known:
             continue
         if isinstance(v, dict) and v.get("must_understand") is False:
-            extra[k] = copy.deepcopy(v)
+            extra[k] = v if owned else copy.deepcopy(v)
         else:
             raise field_error(key, k, v, 'no such field, or an object with "must_understand": false '
                                   '(v3-core "Additional fields")')
@@ -262,24 +264,23 @@ class ArrayMetadataV3:
     def __post_init__(self) -> None:
         self._validate("zarr.json")
 
-    def _validate(self, key: str) -> None:
+    def _validate(self, key: str, parsed: bool = False) -> None:
+        """Check and normalise the fields; ``parsed``: they come from
+        :meth:`from_json`, which has checked every field on its own already,
+        so only what involves several fields is checked here."""
         s = object.__setattr__
-        s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
-        s(self, "chunk_shape", parse_chunks(self.chunk_grid_name, self.chunk_shape, key))
+        if not parsed:
+            s(self, "shape", parse_shape(self.shape, key, "shape", minimum=0))
+        if not parsed or self.chunk_grid_name != "regular":
+            s(self, "chunk_shape", parse_chunks(self.chunk_grid_name, self.chunk_shape, key))
         grid_field = field_of(self.chunk_grid_name)
         check_rank(self.chunk_grid_name, self.chunk_shape, self.shape, key)
         check_coverage(self.chunk_shape, self.shape, key)
-        if not isinstance(self.data_type, np.dtypes.StringDType):
-            s(self, "data_type", np.dtype(self.data_type))
-        if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
-            s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
-        if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
-            raise field_error(key, "codecs", self.codecs,
-                              "a non-empty list of codecs (one array -> bytes codec is required)")
-        s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+        if not parsed:
+            self._validate_given(key)
         if not any(_codec_name(c) == _SHARDING for c in self.codecs):  # a sharding codec checks its inner chunks
             check_chunk_bytes(largest_chunk(self.chunk_shape), self.data_type, key, grid_field)
-        if not isinstance(self.attributes, dict):
+        if not parsed and not isinstance(self.attributes, dict):
             raise field_error(key, "attributes", self.attributes, "an object")
         if self.dimension_names is not None:
             dn = self.dimension_names
@@ -288,10 +289,30 @@ class ArrayMetadataV3:
             if len(dn) != len(self.shape):
                 raise field_error(key, "dimension_names", dn, f"{len(self.shape)} names (the rank of 'shape')")
             s(self, "dimension_names", tuple(dn))
+        if not parsed:
+            self._validate_rest(key)
+        if self.fill_value is None:
+            raise field_error(key, "fill_value", None, "a fill value (required in v3)")
+        s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
+
+    def _validate_given(self, key: str) -> None:
+        """The data type, chunk key encoding and codecs of an object built in code."""
+        s = object.__setattr__
+        if not isinstance(self.data_type, np.dtypes.StringDType):
+            s(self, "data_type", np.dtype(self.data_type))
+        if not isinstance(self.chunk_key_encoding, ChunkKeyEncodingSpec):
+            s(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(self.chunk_key_encoding, key=key))
+        if not isinstance(self.codecs, (list, tuple)) or not self.codecs:
+            raise field_error(key, "codecs", self.codecs,
+                              "a non-empty list of codecs (one array -> bytes codec is required)")
+        s(self, "codecs", tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(self.codecs)))
+
+    def _validate_rest(self, key: str) -> None:
+        """The storage transformers, extensions, format and node type of an object built in code."""
         if not isinstance(self.storage_transformers, (list, tuple)) or self.storage_transformers:
             raise field_error(key, "storage_transformers", self.storage_transformers,
                               "an empty list or no field: no storage transformers are supported")
-        s(self, "storage_transformers", ())
+        object.__setattr__(self, "storage_transformers", ())
         if not isinstance(self.extra_fields, dict) or not all(
                 isinstance(v, dict) and v.get("must_understand") is False for v in self.extra_fields.values()):
             raise field_error(key, "extra_fields", self.extra_fields, 'objects with "must_understand": false')
@@ -299,9 +320,6 @@ class ArrayMetadataV3:
             raise field_error(key, "zarr_format", self.zarr_format, "3")
         if self.node_type != "array":
             raise field_error(key, "node_type", self.node_type, '"array"')
-        if self.fill_value is None:
-            raise field_error(key, "fill_value", None, "a fill value (required in v3)")
-        s(self, "fill_value", normalize_fill_value(self.fill_value, self.data_type, key=key))
 
     # -- convenience ------------------------------------------------------------------
     @property
@@ -343,8 +361,13 @@ class ArrayMetadataV3:
 
     # -- JSON ---------------------------------------------------------------------------
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> ArrayMetadataV3:
-        """Parse and validate an array ``zarr.json`` document (a dict)."""
+    def from_json(cls, doc: Any, *, key: str = "zarr.json", owned: bool = False) -> ArrayMetadataV3:
+        """Parse and validate an array ``zarr.json`` document (a dict).
+
+        The object keeps no reference into ``doc`` unless ``owned=True``: then
+        ``doc`` is handed over (a document just decoded, which nobody mutates
+        afterwards) and its parts are kept as they are, not copied. The object
+        never mutates them; :meth:`to_json` returns a copy."""
         require_dict(doc, key, "array metadata")
         for name in _ARRAY_REQUIRED:
             if name not in doc:
@@ -363,7 +386,7 @@ class ArrayMetadataV3:
         if not isinstance(codecs, list) or not codecs:
             raise field_error(key, "codecs", codecs,
                               "a non-empty list of codecs (one array -> bytes codec is required)")
-        codecs = tuple(copy.deepcopy(_check_codec(c, key, f"codecs[{i}]")) for i, c in enumerate(codecs))
+        codecs = tuple(_check_codec(c, key, f"codecs[{i}]") for i, c in enumerate(codecs))
         attributes = doc.get("attributes", {})
         if not isinstance(attributes, dict):
             raise field_error(key, "attributes", attributes, "an object")
@@ -374,16 +397,15 @@ class ArrayMetadataV3:
         dn = doc.get("dimension_names")
         if dn is not None and not isinstance(dn, list):
             raise field_error(key, "dimension_names", dn, "a list of strings or nulls")
-        extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key)
+        extra = _split_extra(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key, owned)
+        if not owned:
+            codecs, attributes, doc = copy.deepcopy((codecs, attributes, doc))
         meta = cls.__new__(cls)
-        for name, value in (("shape", shape), ("data_type", dt.dtype), ("chunk_shape", chunk_shape),
-                            ("chunk_key_encoding", cke), ("fill_value", fill), ("codecs", codecs),
-                            ("attributes", copy.deepcopy(attributes)), ("dimension_names", dn),
-                            ("storage_transformers", ()), ("extra_fields", extra), ("zarr_format", 3),
-                            ("node_type", "array"), ("chunk_grid_name", grid_name),
-                            ("_source", copy.deepcopy(doc))):
-            object.__setattr__(meta, name, value)
-        meta._validate(key)
+        meta.__dict__.update(  # (a frozen dataclass: its fields are set once, here)
+            shape=shape, data_type=dt.dtype, chunk_shape=chunk_shape, chunk_key_encoding=cke, fill_value=fill,
+            codecs=codecs, attributes=attributes, dimension_names=dn, storage_transformers=(), extra_fields=extra,
+            zarr_format=3, node_type="array", chunk_grid_name=grid_name, _source=doc)
+        meta._validate(key, parsed=True)
         return meta
 
     def _data_type_json(self) -> tuple[Any, bool]:
@@ -503,8 +525,10 @@ class GroupMetadataV3:
             raise field_error(key, "node_type", self.node_type, '"group"')
 
     @classmethod
-    def from_json(cls, doc: Any, *, key: str = "zarr.json") -> GroupMetadataV3:
-        """Parse and validate a group ``zarr.json`` document (a dict)."""
+    def from_json(cls, doc: Any, *, key: str = "zarr.json", owned: bool = False) -> GroupMetadataV3:
+        """Parse and validate a group ``zarr.json`` document (a dict); ``owned``
+        as for :meth:`ArrayMetadataV3.from_json` (a consolidated document is
+        then not copied)."""
         require_dict(doc, key, "group metadata")
         for name in ("zarr_format", "node_type"):
             if name not in doc:
@@ -513,11 +537,13 @@ class GroupMetadataV3:
             raise field_error(key, "zarr_format", doc["zarr_format"], "3")
         if doc["node_type"] != "group":
             raise field_error(key, "node_type", doc["node_type"], '"group"')
-        extra = _split_extra(doc, _GROUP_KNOWN, key)
+        extra = _split_extra(doc, _GROUP_KNOWN, key, owned)
+        if not owned:
+            doc = copy.deepcopy(doc)
         meta = cls.__new__(cls)
-        for name, value in (("attributes", copy.deepcopy(doc.get("attributes", {}))), ("extra_fields", extra),
-                            ("consolidated_metadata", copy.deepcopy(doc.get("consolidated_metadata"))),
-                            ("zarr_format", 3), ("node_type", "group"), ("_source", copy.deepcopy(doc))):
+        for name, value in (("attributes", doc.get("attributes", {})), ("extra_fields", extra),
+                            ("consolidated_metadata", doc.get("consolidated_metadata")),
+                            ("zarr_format", 3), ("node_type", "group"), ("_source", doc)):
             object.__setattr__(meta, name, value)
         meta._validate(key)
         return meta

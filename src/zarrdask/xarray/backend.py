@@ -54,6 +54,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
 from .. import _json
+from .._memory import paused_gc
 from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, node_from_docs
@@ -424,6 +425,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         )
 
     @staticmethod
+    @paused_gc()  # a variable and its decoding make many objects that live on (zarrdask._memory)
     def _dataset(node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None, **decode: Any) -> Any:
         # NCZarr dimension references are looked for when reading only, as engine="zarr" does
         store = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only)

@@ -39,12 +39,10 @@ def _float_bits(x: np.floating) -> int:
 def decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_hex: bool) -> np.floating:
     """A float fill value (v2 and v3 forms; the ``"0x…"`` form only with ``allow_hex``, as in v3)."""
     fdtype = native(fdtype)
-    forms = '"NaN", "Infinity", "-Infinity"' + (
-        f' or a "0x" bit pattern of {2 * fdtype.itemsize} hex digits' if allow_hex else ""
-    )
-    expected = f"a JSON number, {forms} for {fdtype.name}"
     if is_json_int(value) or isinstance(value, float):
         try:
+            if fdtype.itemsize == 8:  # a Python number becomes a float64 or raises OverflowError
+                return fdtype.type(value)
             with np.errstate(over="ignore"):
                 return fdtype.type(value)
         except OverflowError:
@@ -60,7 +58,10 @@ def decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_he
             digits = value[2:]
             if len(digits) == 2 * fdtype.itemsize and re.fullmatch(r"[0-9a-fA-F]+", digits):
                 return _float_from_bits(int(digits, 16), fdtype)
-    raise field_error(key, field, value, expected)
+    forms = '"NaN", "Infinity", "-Infinity"' + (
+        f' or a "0x" bit pattern of {2 * fdtype.itemsize} hex digits' if allow_hex else ""
+    )
+    raise field_error(key, field, value, f"a JSON number, {forms} for {fdtype.name}")
 
 
 def encode_float(x: Any, *, v3: bool) -> float | str:
