@@ -160,3 +160,181 @@ def budget(store: str, call: str, depth: int = TREE_DEPTH) -> int:
     if "not consolidated" not in store:
         return 2
     return depth + 2 if call == "open_datatree" else 3
+
+
+# -- the run -------------------------------------------------------------------
+def _targets(files_url: str, proxy_url: str, bucket: str) -> list[dict[str, Any]]:
+    """Every row: where it opens and with what (s3fs URLs for both engines; for
+    zarrdask also obstore's S3 store, its fast path)."""
+    options = s3_options(proxy_url)
+    rows = []
+    for store, call in ROWS:
+        name = ("tree" if call == "open_datatree" else "ds") + ("-flat" if "not" in store else "-cons")
+        if store.startswith("HTTP"):
+            rows.append({"store": store, "call": call, "url": f"{files_url}/{name}.zarr", "options": None,
+                         "server": "files", "obstore": None})
+        else:
+            rows.append({"store": store, "call": call, "url": f"s3://{bucket}/{name}.zarr", "options": options,
+                         "server": "proxy", "obstore": (bucket, f"{name}.zarr", proxy_url)})
+    return rows
+
+
+def _obstore_store(bucket: str, prefix: str, endpoint: str) -> Any:
+    from obstore.store import S3Store
+
+    from zarrdask.storage.obstore import ObstoreStore
+
+    return ObstoreStore(S3Store(bucket, prefix=prefix, endpoint=endpoint, region="us-east-1", access_key_id="x",
+                                secret_access_key="y", virtual_hosted_style_request=False,
+                                client_options={"allow_http": True}))
+
+
+def _impls(row: dict[str, Any]) -> dict[str, Callable[[], Callable[[], Any]]]:
+    """``{implementation: a function making a new opener}`` (new store objects each time)."""
+    consolidated = None
+    out = {
+        "zarrdask": lambda: opener("zarrdask", row["call"], row["url"], consolidated=consolidated,
+                                   storage_options=row["options"]),
+        "zarr": lambda: opener("zarr", row["call"], row["url"], consolidated=consolidated,
+                               storage_options=row["options"]),
+    }
+    if row["obstore"] is not None:
+        try:
+            import obstore  # noqa: F401
+        except ImportError:
+            return out
+        out["zarrdask+obstore"] = lambda: opener(
+            "zarrdask", row["call"], _obstore_store(*row["obstore"]), consolidated=consolidated)
+    return out
+
+
+def run(latencies: list[float], repeat: int) -> dict[str, Any]:
+    """Measure every row at every latency (ms); see the module documentation."""
+    from zarrdask.testing.servers import serve_directory, serve_proxy
+
+    from .remote import BUCKET, _start_moto
+
+    results: dict[str, Any] = {"latencies_ms": latencies, "repeat": repeat, "tree_depth": TREE_DEPTH, "rows": []}
+    moto, moto_url = _start_moto()
+    try:
+        with tempfile.TemporaryDirectory(prefix="zarrdask-opens-") as root:
+            write_all(root)
+            upload(root, moto_url, BUCKET)
+            with serve_directory(root, etags="stat") as files, serve_proxy(moto_url) as proxy:
+                servers = {"files": files, "proxy": proxy}
+                for row in _targets(files.url, proxy.url, BUCKET):
+                    server = servers[row["server"]]
+                    out = {"store": row["store"], "call": row["call"], "budget": budget(row["store"], row["call"]),
+                           "impls": {}}
+                    for impl, make in _impls(row).items():
+                        make()()  # connections and imports: not what is measured
+                        out["impls"][impl] = _at_latencies(make, server, latencies, repeat)
+                        print(f"{row['store']:22} {row['call']:24} {impl:17} {out['impls'][impl]}",
+                              file=sys.stderr, flush=True)
+                    results["rows"].append(out)
+    finally:
+        moto.terminate()
+        moto.wait(10)
+    return results
+
+
+def _at_latencies(make: Callable[[], Callable[[], Any]], server: Any, latencies: list[float],
+                  repeat: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for latency in latencies:
+        server.delay = latency / 1000
+        best = None
+        for _ in range(repeat):
+            m = measure(make(), server.log)
+            m.pop("result")
+            best = m if best is None or m["ms"] < best["ms"] else {**best, "requests": m["requests"],
+                                                                    "waves": m["waves"]}
+        out[str(latency)] = best
+    server.delay = 0
+    lo, hi = min(latencies), max(latencies)
+    if hi > lo:  # round trips paid, from time
+        out["round_trips_from_time"] = (out[str(hi)]["ms"] - out[str(lo)]["ms"]) / (hi - lo)
+    return out
+
+
+# -- the report ----------------------------------------------------------------
+def table(results: dict[str, Any]) -> str:
+    """The Markdown table of a run: at the highest latency, each open's time,
+    round trips (from time and from the log) and requests, for each engine."""
+    hi = str(max(results["latencies_ms"]))
+    lo = str(min(results["latencies_ms"]))
+    lines = [
+        f"Latency {float(hi):g} ms per request (time of the best of {results['repeat']}; round trips: "
+        f"(t{float(hi):g} - t{float(lo):g}) / {float(hi) - float(lo):g} ms, and waves in the server's log; "
+        f"budget: what the open may cost)\n",
+        "| store | open | budget | zarrdask ms | round trips (time / log) | requests | "
+        "zarrdask + obstore ms | round trips (time / log) | engine=\"zarr\" ms | round trips (time / log) | requests |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in results["rows"]:
+        cells = []
+        for impl in ("zarrdask", "zarrdask+obstore", "zarr"):
+            m = row["impls"].get(impl)
+            if m is None:
+                cells += ["n/a", "n/a"] + ([] if impl == "zarrdask+obstore" else ["n/a"])
+                continue
+            trips = m.get("round_trips_from_time")
+            cells += [f"{m[hi]['ms']:,.0f}", f"{trips:.1f} / {m[hi]['waves']}" if trips is not None
+                      else f"{m[hi]['waves']}"]
+            if impl != "zarrdask+obstore":
+                cells.append(f"{m[hi]['requests']}")
+        lines.append(f"| {row['store']} | `{row['call']}` | {row['budget']} | " + " | ".join(cells) + " |")
+    lines.append(f"\nThe DataTree's deepest nodes are {results['tree_depth']} levels below its root.")
+    return "\n".join(lines)
+
+
+def chart(results: dict[str, Any], path: str) -> None:
+    """Bars of round trips (waves in the log, at the highest latency) per open,
+    for each implementation, with each open's budget marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hi = str(max(results["latencies_ms"]))
+    impls = [i for i in ("zarrdask", "zarrdask+obstore", "zarr") if any(i in r["impls"] for r in results["rows"])]
+    labels = [f"{r['store']}\n{r['call']}" for r in results["rows"]]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(impls)
+    for k, impl in enumerate(impls):
+        xs = [i + (k - (len(impls) - 1) / 2) * width for i in range(len(labels))]
+        ys = [r["impls"][impl][hi]["waves"] if impl in r["impls"] else 0 for r in results["rows"]]
+        name = 'engine="zarr"' if impl == "zarr" else impl
+        ax.bar(xs, ys, width, label=name)
+    for i, r in enumerate(results["rows"]):
+        ax.hlines(r["budget"], i - 0.45, i + 0.45, colors="black", linestyles="dashed",
+                  label="budget" if i == 0 else None)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_ylabel("round trips (request waves)")
+    ax.set_title(f"Opening a dataset: round trips at {float(hi):g} ms per request")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--latency", type=float, nargs="+", default=[0, 20], help="ms added to every request")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--out", default="benchmarks/results/opens.json")
+    args = p.parse_args(argv)
+    results = run(args.latency, args.repeat)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    text = table(results)
+    base = os.path.splitext(args.out)[0]
+    with open(base + ".md", "w") as f:
+        f.write(text + "\n")
+    chart(results, base + ".png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
