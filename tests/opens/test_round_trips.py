@@ -180,3 +180,24 @@ def test_s3_with_fsspec_urls(s3_endpoint, s3_data, s3_storage_options, name, cal
         want, n_zarr, _, _, _ = _measure(proxy, url, "zarr", call, storage_options=options)
     assert n <= n_zarr, (n, n_zarr)
     _assert_same(got, want)
+
+
+def test_members_of_a_tree_one_round_trip_per_level(s3_endpoint, s3_data):
+    """``Group.members(max_depth=None)`` and ``tree()`` without consolidated
+    metadata: the root's listing, then one wave per level (documents and
+    listings together)."""
+    import zarrdask
+
+    bucket, prefixes = s3_data
+    with serve_proxy(s3_endpoint) as proxy:
+        store = _obstore(proxy, bucket, f"{prefixes[3]}/tree-flat.zarr")
+        group = zarrdask.open_group(store, mode="r")
+        group.members(max_depth=None)
+        proxy.delay = DELAY
+        proxy.log.clear()
+        members = group.members(max_depth=None)
+        assert proxy.log.round_trips() == 1 + TREE_DEPTH
+        assert {"a", "b", "a/c", "a/c/v00"} <= {name for name, _ in members}
+        proxy.log.clear()
+        assert "c" in group.tree()
+        assert proxy.log.round_trips() == 1 + TREE_DEPTH

@@ -143,6 +143,10 @@ class ZarrdaskBackendArray(BackendArray):
         if self._values is None:
             self._values = self._as_array(self._array.get_basic_selection(Ellipsis))
 
+    def unload(self) -> None:
+        """Forget what :meth:`load` read: later reads go to the store again."""
+        self._values = None
+
     @property
     def loaded(self) -> bool:
         """Whether :meth:`load` has read the values."""
@@ -287,20 +291,23 @@ class ZarrdaskDataStore(AbstractDataStore):
         self._nczarr = try_nczarr
         self._backends = {n: ZarrdaskBackendArray(a) for n, a in self._arrays}
 
-    def read_at_open(self, decode_times: Any = True, drop_variables: Iterable[str] = ()) -> list[ZarrdaskBackendArray]:
+    def read_at_open(self, decode_times: Any = True, drop_variables: Iterable[str] = ()
+                     ) -> tuple[list[ZarrdaskBackendArray], list[ZarrdaskBackendArray]]:
         """The backend arrays of the variables xarray reads while opening the
-        dataset (see :func:`zarrdask.xarray.eager.read_at_open`), not loaded yet."""
+        dataset (see :func:`zarrdask.xarray.eager.read_at_open`), not loaded
+        yet: ``(index coordinates, others)``."""
         dims = {}
         for n, a in self._arrays:
             try:
                 dims[n] = dims_and_attrs(a, self._nczarr)
             except KeyError:  # xarray names the problem when it gets the variables
                 continue
-        names = read_at_open(
+        indexes, others = read_at_open(
             {n: (d, attrs, self._backends[n].shape, self._backends[n].dtype) for n, (d, attrs) in dims.items()},
             decode_times=decode_times, drop_variables=drop_variables,
         )
-        return [self._backends[n] for n in names if not self._backends[n].loaded]
+        return ([self._backends[n] for n in indexes if not self._backends[n].loaded],
+                [self._backends[n] for n in others if not self._backends[n].loaded])
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
         return array_variable(array, self._mask, self._nczarr, self._backends.get(name))
@@ -509,10 +516,19 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
     @staticmethod
     def _datasets(stores: dict[str, "ZarrdaskDataStore"], **decode: Any) -> dict[str, Any]:
         """xarray's Datasets of ``stores``; what xarray reads while it opens them
-        is read first, for all of them in one batch (:mod:`zarrdask.xarray.eager`)."""
-        load_all([b for s in stores.values()
-                  for b in s.read_at_open(decode.get("decode_times", True), decode.get("drop_variables") or ())])
-        return {name: StoreBackendEntrypoint().open_dataset(s, **decode) for name, s in stores.items()}
+        is read first, for all of them in one batch (:mod:`zarrdask.xarray.eager`).
+        Index coordinates stay in memory (xarray may build the indexes after
+        this returns); the values read for time decoding are forgotten once
+        the datasets are made (later loads read the store again)."""
+        early = [s.read_at_open(decode.get("decode_times", True), decode.get("drop_variables") or ())
+                 for s in stores.values()]
+        others = [b for _, found in early for b in found]
+        load_all([b for found, _ in early for b in found] + others)
+        try:
+            return {name: StoreBackendEntrypoint().open_dataset(s, **decode) for name, s in stores.items()}
+        finally:
+            for b in others:
+                b.unload()
 
     def open_groups_as_dict(
         self,

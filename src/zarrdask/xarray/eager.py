@@ -42,16 +42,16 @@ def _is_time_units(attrs: Mapping[str, Any]) -> bool:
 def read_at_open(
     variables: Mapping[str, tuple[tuple[Any, ...], Mapping[str, Any], tuple[int, ...], np.dtype]],
     *, decode_times: Any = True, drop_variables: Iterable[str] | str | None = (),
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """The names of the variables xarray reads while opening a dataset with
     ``variables`` (``{name: (dims, attrs, shape, dtype)}``, attributes still
-    CF-encoded), in their order: the index coordinates, and, when times are
-    decoded, the small variables with time units or named as bounds of one."""
+    CF-encoded), in their order: ``(index coordinates, others)``, the others
+    being, when times are decoded, the small variables with time units or
+    named as bounds of one."""
     dropped = {drop_variables} if isinstance(drop_variables, str) else set(drop_variables or ())
+    indexes = [n for n, (dims, _, shape, _) in variables.items()
+               if len(dims) == 1 and dims[0] == n and len(shape) == 1 and n not in dropped]
     wanted: set[str] = set()
-    for name, (dims, attrs, shape, _) in variables.items():
-        if len(dims) == 1 and dims[0] == name and len(shape) == 1:
-            wanted.add(name)
     if decode_times is not False:
         times = [n for n, (_, attrs, _, _) in variables.items() if _is_time_units(attrs)]
         bounds = [variables[n][1].get(k) for n in times for k in ("bounds", "climatology")]
@@ -59,7 +59,7 @@ def read_at_open(
             _, _, shape, dtype = variables[name]
             if int(np.prod(shape, dtype=np.int64)) * max(np.dtype(dtype).itemsize, 1) <= SMALL_BYTES:
                 wanted.add(name)
-    return [n for n in variables if n in wanted and n not in dropped]
+    return indexes, [n for n in variables if n in wanted and n not in dropped and n not in indexes]
 
 
 def load_all(arrays: Sequence[Loadable]) -> None:
