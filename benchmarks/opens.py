@@ -5,8 +5,8 @@ a latency-injecting HTTP server and a latency proxy in front of moto's S3.
     python -m benchmarks.opens --latency 0 20 --repeat 3
 
 Data: a CF-like dataset (5 dimension coordinates, 6 two-dimensional auxiliary
-coordinates, 40 variables) and a DataTree of 4 groups (the root and three
-children, one of them with a child of its own), Zarr v3, with and without
+coordinates, 40 variables) and a DataTree of 4 groups (``/``, ``/a``, ``/b``,
+``/a/c``: its deepest arrays 3 levels down), Zarr v3, with and without
 consolidated metadata. Round trips are counted twice: from time,
 ``(t(latency) - t(0)) / latency``, and from the servers' request logs
 (:meth:`zarrdask.testing.servers.RequestLog.round_trips`: a request waits for
