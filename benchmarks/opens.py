@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -212,10 +213,24 @@ def run(latencies: list[float], repeat: int) -> dict[str, Any]:
     """Measure every row at every latency (ms); see the module documentation."""
     from zarrdask.testing.servers import serve_directory, serve_proxy
 
-    from .remote import BUCKET, _start_moto
+    from .remote import _AWS_ENV, BUCKET, _start_moto
 
     results: dict[str, Any] = {"latencies_ms": latencies, "repeat": repeat, "tree_depth": TREE_DEPTH, "rows": []}
     moto, moto_url = _start_moto()
+    # the opens run in a process of their own: in this one they would compete
+    # for the GIL with the servers, whose request log is what is measured
+    env = dict(os.environ, **_AWS_ENV, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    worker = subprocess.Popen([sys.executable, "-m", "benchmarks.opens", "--worker"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
+
+    def ask(impl: str, row: dict[str, Any]) -> float:
+        worker.stdin.write(json.dumps({"impl": impl, "row": row}) + "\n")
+        worker.stdin.flush()
+        answer = json.loads(worker.stdout.readline())
+        if "error" in answer:
+            raise RuntimeError(f"{impl} {row['store']} {row['call']}: {answer['error']}")
+        return answer["ms"]
+
     try:
         with tempfile.TemporaryDirectory(prefix="zarrdask-opens-") as root:
             write_all(root)
@@ -226,35 +241,57 @@ def run(latencies: list[float], repeat: int) -> dict[str, Any]:
                     server = servers[row["server"]]
                     out = {"store": row["store"], "call": row["call"], "budget": budget(row["store"], row["call"]),
                            "impls": {}}
-                    for impl, make in _impls(row).items():
-                        make()()  # connections and imports: not what is measured
-                        out["impls"][impl] = _at_latencies(make, server, latencies, repeat)
+                    for impl in _impls(row):
+                        ask(impl, row)  # connections and imports: not what is measured
+                        out["impls"][impl] = _at_latencies(lambda: ask(impl, row), server, latencies, repeat)
                         print(f"{row['store']:22} {row['call']:24} {impl:17} {out['impls'][impl]}",
                               file=sys.stderr, flush=True)
                     results["rows"].append(out)
     finally:
+        worker.stdin.close()
+        worker.wait(60)
         moto.terminate()
         moto.wait(10)
     return results
 
 
-def _at_latencies(make: Callable[[], Callable[[], Any]], server: Any, latencies: list[float],
+def _at_latencies(open_: Callable[[], float], server: Any, latencies: list[float],
                   repeat: int) -> dict[str, Any]:
+    """Time (the best of ``repeat``), requests and waves (the last repetition's)
+    of an open at each latency, and the round trips paid, from time."""
     out: dict[str, Any] = {}
     for latency in latencies:
         server.delay = latency / 1000
         best = None
         for _ in range(repeat):
-            m = measure(make(), server.log)
-            m.pop("result")
-            best = m if best is None or m["ms"] < best["ms"] else {**best, "requests": m["requests"],
-                                                                    "waves": m["waves"]}
-        out[str(latency)] = best
+            server.log.clear()
+            ms = open_()
+            best = ms if best is None else min(best, ms)
+            m = {"ms": best, "requests": server.log.count(), "waves": server.log.round_trips()}
+        out[str(latency)] = m
     server.delay = 0
     lo, hi = min(latencies), max(latencies)
     if hi > lo:  # round trips paid, from time
         out["round_trips_from_time"] = (out[str(hi)]["ms"] - out[str(lo)]["ms"]) / (hi - lo)
     return out
+
+
+def worker() -> None:
+    """The opens, asked for on stdin (``{"impl", "row"}``), timed on stdout (``{"ms"}``)."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        try:
+            open_ = _impls(task["row"])[task["impl"]]()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                open_()
+                answer: dict[str, Any] = {"ms": (time.perf_counter() - t0) * 1000}
+        except Exception as e:  # reported to the parent, which stops
+            answer = {"error": f"{type(e).__name__}: {e}"[:300]}
+        print(json.dumps(answer), flush=True)
 
 
 # -- the report ----------------------------------------------------------------
@@ -323,7 +360,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--latency", type=float, nargs="+", default=[0, 20], help="ms added to every request")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", default="benchmarks/results/opens.json")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.worker:
+        worker()
+        return
     results = run(args.latency, args.repeat)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
