@@ -22,8 +22,14 @@ its time includes planning and creating the target; memory is the peak RSS
 of every process that runs tasks, above its RSS after imports. Each target is
 checked against the source on two (2000, 50, 50) columns.
 
+``--store s3``: the source, target and intermediate are in an S3 bucket
+(moto on 127.0.0.1, behind a proxy adding ``--latency`` seconds, default
+0.02, to every request: ``benchmarks/rechunk_s3.py``); rechunker is left out
+(its environment has no S3 client).
+
 Results: a table on stdout and ``benchmarks/results/rechunk.md`` /
-``rechunk.json`` (``--out DIR`` elsewhere).
+``rechunk.json`` / ``rechunk.png`` (time, and peak per worker over max_mem,
+per case and implementation; ``--out DIR`` elsewhere).
 """
 
 from __future__ import annotations
@@ -78,39 +84,44 @@ def make_slab(t0: int, n: int, ny: int, nx: int, seed: int = 0) -> np.ndarray:
     return (np.round(slab * 256) / 256).astype("f4")
 
 
-def ensure_source(workdir: str, shape: tuple[int, ...]) -> str:
-    """The source array (Zarr v2, written once per shape and kept in ``workdir``)."""
+def ensure_source(workdir: str, shape: tuple[int, ...], s3: Any = None) -> str:
+    """The source array (Zarr v2, written once per shape and kept in ``workdir``;
+    with ``s3`` (:class:`benchmarks.rechunk_s3.S3`), written to its bucket)."""
     import zarrdask
 
-    path = os.path.join(workdir, f"source-{'x'.join(map(str, shape))}.zarr")
+    name = f"source-{'x'.join(map(str, shape))}.zarr"
+    path = s3.url(name) if s3 is not None else os.path.join(workdir, name)
     done = os.path.join(path, ".complete")
-    if os.path.exists(done):
+    if s3 is None and os.path.exists(done):
         return path
-    shutil.rmtree(path, ignore_errors=True)
+    if s3 is None:
+        shutil.rmtree(path, ignore_errors=True)
     _log(f"writing the source {shape} float32 to {path} ...")
     a = zarrdask.create_array(
         path, shape=shape, dtype="f4", chunks=SOURCE_CHUNKS, zarr_format=2, fill_value=0,
         compressors={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+        storage_options=None if s3 is None else s3.direct,
     )
     step = SOURCE_CHUNKS[0] * 10
     for t0 in range(0, shape[0], step):
         n = min(step, shape[0] - t0)
         a[t0 : t0 + n] = make_slab(t0, n, shape[1], shape[2])
-    open(done, "w").close()
+    if s3 is None:
+        open(done, "w").close()
     return path
 
 
-def reference_columns(source: str) -> list[np.ndarray]:
+def reference_columns(source: str, storage_options: dict | None = None) -> list[np.ndarray]:
     import zarrdask
 
-    a = zarrdask.open_array(source, mode="r")
+    a = zarrdask.open_array(source, mode="r", storage_options=storage_options)
     return [a[:, y : y + 50, x : x + 50] for y, x in CHECK_COLUMNS]
 
 
-def check_target(path: str, refs: list[np.ndarray]) -> bool:
+def check_target(path: str, refs: list[np.ndarray], storage_options: dict | None = None) -> bool:
     import zarrdask
 
-    a = zarrdask.open_array(path, mode="r")
+    a = zarrdask.open_array(path, mode="r", storage_options=storage_options)
     return all(np.array_equal(a[:, y : y + 50, x : x + 50], ref) for (y, x), ref in zip(CHECK_COLUMNS, refs, strict=True))
 
 
@@ -162,6 +173,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workdir", default=None, help="where stores go (default /dev/shm/zarrdask-rechunk-bench)")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    p.add_argument("--store", choices=("local", "s3"), default="local",
+                   help="local: directories in --workdir; s3: a moto bucket behind a latency proxy")
+    p.add_argument("--latency", type=float, default=0.02, help="with --store s3: seconds added to every request")
     return p.parse_args(argv)
 
 
@@ -172,26 +186,41 @@ def _parse_mb(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    shape = QUICK_SHAPE if args.quick else SHAPE
     impls = [i for i in args.impls.split(",") if i]
     unknown = set(impls) - set(IMPLS)
     if unknown:
         raise SystemExit(f"unknown implementation(s) {sorted(unknown)}; known: {', '.join(IMPLS)}")
+    if args.store == "local":
+        return _run_all(args, impls, None)
+    from benchmarks.rechunk_s3 import s3_bucket
+
+    with s3_bucket(args.latency) as s3:
+        return _run_all(args, impls, s3)
+
+
+def _run_all(args: argparse.Namespace, impls: list[str], s3: Any) -> int:
+    shape = QUICK_SHAPE if args.quick else SHAPE
     workdir = args.workdir or ("/dev/shm/zarrdask-rechunk-bench" if os.path.isdir("/dev/shm") else "/tmp/zarrdask-rechunk-bench")
     os.makedirs(workdir, exist_ok=True)
     started = time.perf_counter()
     load_before = _loadavg()
-    source = ensure_source(workdir, shape)
-    refs = reference_columns(source)
+    source = ensure_source(workdir, shape, s3)
+    refs = reference_columns(source, None if s3 is None else s3.direct)
     pythons = {"zarrdask": sys.executable, "dask": sys.executable}
     skipped: dict[str, str] = {}
-    if "rechunker" in impls:
+    if "rechunker" in impls and s3 is not None:
+        skipped["rechunker"] = "its environment has no S3 client (--store s3)"
+    elif "rechunker" in impls:
         py, why = rechunker_python()
         if py is None:
             skipped["rechunker"] = why
         else:
             pythons["rechunker"] = py
     env = worker_env(args.threads, workdir)
+    if s3 is not None:
+        from benchmarks.rechunk_s3 import AWS_ENV
+
+        env.update(AWS_ENV)
     # byte code where each package keeps it (the rechunker environment's, compiled by
     # pip), and zarrdask's compiled now, so that no run compiles modules it imports
     env.pop("PYTHONPYCACHEPREFIX", None)
@@ -199,38 +228,15 @@ def main(argv: list[str] | None = None) -> int:
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(zarrdask.__file__)], env=env,
                    check=False, capture_output=True)
-    chunks = tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS)
-    shards = tuple(shape[0] if c == -1 else c for c in SHARDS)
-    runs = []
-    for scheduler in args.schedulers.split(","):
-        for target in args.targets.split(","):
-            for mem_text in args.max_mem.split(","):
-                max_mem = _parse_mb(mem_text)
-                for impl in impls:
-                    if impl in skipped or (impl == "rechunker" and target == "sharded"):
-                        continue
-                    tpath, temp = os.path.join(workdir, "target.zarr"), os.path.join(workdir, "temp.zarr")
-                    for p in (tpath, temp):
-                        shutil.rmtree(p, ignore_errors=True)
-                    task = {"impl": impl, "scheduler": scheduler, "threads": args.threads, "source": source,
-                            "target": tpath, "temp": temp, "chunks": chunks,
-                            "shards": shards if target == "sharded" else None, "max_mem": max_mem}
-                    _log(f"  {scheduler:8} {target:8} max_mem {max_mem // MB:4d} MB  {impl} ...")
-                    result = run_one(pythons[impl], task, env, args.timeout)
-                    if "error" not in result:
-                        result["correct"] = check_target(tpath, refs)
-                        _log(f"      {result['time']:.2f} s, peak per process "
-                             f"{', '.join(f'{m:.0f}' for m in result['peak_mib'])} MiB, correct {result['correct']}")
-                    else:
-                        _log(f"      ! {result['error']}")
-                    runs.append({"scheduler": scheduler, "target": target, "max_mem": max_mem, "impl": impl, **result})
-                    for p in (tpath, temp):
-                        shutil.rmtree(p, ignore_errors=True)
+    runs = _runs(args, impls, shape, source, refs, pythons, skipped, env, workdir, s3)
     results = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "shape": shape, "source_chunks": SOURCE_CHUNKS, "target_chunks": chunks, "shards": shards,
+        "shape": shape, "source_chunks": SOURCE_CHUNKS,
+        "target_chunks": tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS),
+        "shards": tuple(shape[0] if c == -1 else c for c in SHARDS),
         "threads": args.threads, "cpu": _cpu_model(), "ncpu": os.cpu_count(),
         "workdir": workdir, "fs": fs_type(workdir), "load_before": load_before,
+        "store": args.store, "latency": args.latency if s3 is not None else 0.0,
         "versions": {**{k: v for k, v in _versions().items() if k not in ("zarrs", "tensorstore")},
                      **_rechunker_versions(pythons.get("rechunker"))},
         "commit": _git_commit(), "skipped": skipped, "runs": runs,
@@ -243,7 +249,53 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(results, f, indent=1)
     with open(os.path.join(args.out, "rechunk.md"), "w") as f:
         f.write(text + "\n")
+    try:
+        from benchmarks.charts import rechunk_chart
+
+        rechunk_chart(results, os.path.join(args.out, "rechunk.png"))
+    except ImportError as e:  # pragma: no cover - matplotlib is a benchmark dependency
+        _log(f"no chart ({e}); pip install matplotlib")
     return 0 if all("error" not in r and r.get("correct") for r in runs) else 1
+
+
+def _runs(args: argparse.Namespace, impls: list[str], shape: tuple[int, ...], source: str, refs: list[np.ndarray],
+          pythons: dict[str, str], skipped: dict[str, str], env: dict, workdir: str, s3: Any) -> list[dict]:
+    """Every run: per scheduler, target, max_mem and implementation, in a fresh process."""
+    chunks = tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS)
+    shards = tuple(shape[0] if c == -1 else c for c in SHARDS)
+    options = None if s3 is None else s3.storage_options
+    runs = []
+    for scheduler in args.schedulers.split(","):
+        for target in args.targets.split(","):
+            for mem_text in args.max_mem.split(","):
+                max_mem = _parse_mb(mem_text)
+                for impl in impls:
+                    if impl in skipped or (impl == "rechunker" and target == "sharded"):
+                        continue
+                    if s3 is None:
+                        tpath, temp = os.path.join(workdir, "target.zarr"), os.path.join(workdir, "temp.zarr")
+                        remove = lambda p: shutil.rmtree(p, ignore_errors=True)  # noqa: E731
+                    else:
+                        tpath, temp, remove = s3.url("target.zarr"), s3.url("temp.zarr"), s3.remove
+                    for p in (tpath, temp):
+                        remove(p)
+                    task = {"impl": impl, "scheduler": scheduler, "threads": args.threads, "source": source,
+                            "target": tpath, "temp": temp, "chunks": chunks,
+                            "shards": shards if target == "sharded" else None, "max_mem": max_mem,
+                            "storage_options": options}
+                    _log(f"  {scheduler:8} {target:8} max_mem {max_mem // MB:4d} MB  {impl} ...")
+                    result = run_one(pythons[impl], task, env, args.timeout)
+                    if "error" not in result:
+                        result["correct"] = check_target(tpath, refs, None if s3 is None else s3.direct)
+                        _log(f"      {result['time']:.2f} s, peak per process "
+                             f"{', '.join(f'{m:.0f}' for m in result['peak_mib'])} MiB, correct {result['correct']}")
+                    else:
+                        _log(f"      ! {result['error']}")
+                    runs.append({"scheduler": scheduler, "target": target, "max_mem": max_mem, "impl": impl,
+                                 **result})
+                    for p in (tpath, temp):
+                        remove(p)
+    return runs
 
 
 def _rechunker_versions(python: str | None) -> dict[str, str]:
@@ -256,7 +308,7 @@ def _rechunker_versions(python: str | None) -> dict[str, str]:
 
 
 # -- the table ------------------------------------------------------------------------------
-def _per_worker(run: dict, threads: int) -> float:
+def per_worker_peak(run: dict, threads: int) -> float:
     """Peak MiB per worker: per worker process on a cluster; the process's peak
     shared by its threads on the threaded scheduler."""
     peaks = run["peak_mib"]
@@ -287,7 +339,7 @@ def render(results: dict) -> str:
             r = got.get(impl)
             if r is None or "error" in r:
                 return "n/a"
-            m = _per_worker(r, threads)
+            m = per_worker_peak(r, threads)
             return f"{m:,.0f} ({m / mib:.2f}x)"
 
         def ratio(impl: str) -> str:
@@ -305,7 +357,7 @@ def render(results: dict) -> str:
             d = got.get("dask")
             if d is not None and "error" not in d:
                 checks.append(("time <= dask", z["time"] <= d["time"]))
-            checks.append(("peak <= 1.1x", _per_worker(z, threads) <= 1.1 * mib))
+            checks.append(("peak <= 1.1x", per_worker_peak(z, threads) <= 1.1 * mib))
             checks.append(("tasks >= 2 per worker and stage", z["tasks"] >= 2 * threads * z["stages"]))
             checks.append(("intermediate removed", z["temp_bytes_after"] == 0))
             verdict = "; ".join(("" if ok else "MISS: ") + name for name, ok in checks)
@@ -317,6 +369,9 @@ def render(results: dict) -> str:
         "",
         f"- Source {results['shape']} float32, chunks {results['source_chunks']} (Zarr v2, blosc lz4 + shuffle); target "
         f"chunks {results['target_chunks']}, sharded target in {results['shards']} shards (v3, blosc lz4 + shuffle).",
+        ("- Stores: an S3 bucket (moto on 127.0.0.1) behind a proxy adding "
+         f"{results.get('latency', 0) * 1000:.0f} ms to every request." if results.get("store") == "s3" else
+         "- Stores: directories (below)."),
         f"- {threads} threads (threaded scheduler) or {threads} single-threaded worker processes (LocalCluster); "
         f"{results['ncpu']} CPUs ({results['cpu']}); stores in {results['workdir']} ({results['fs']}); "
         f"load average {results['load_before']} at the start; whole run {results['wall_time']:.0f} s; {results['date']}.",

@@ -29,21 +29,27 @@ MARKER = "@@zarrdask-rechunk@@"
 BLOSC = {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4}
 
 
-def warm(impl: str) -> bool:
-    """Import what the run needs, so that imports are not counted in its peak."""
+def warm(impl: str, task: dict | None = None) -> bool:
+    """Import what the run needs (and, on S3, make the S3 client with a first
+    read), so that imports are not counted in its peak."""
     import numcodecs  # noqa: F401
     import numpy  # noqa: F401
 
+    so = (task or {}).get("storage_options")
     if impl == "zarrdask":
         import zarrdask
         import zarrdask.workflows.rechunk  # noqa: F401
 
         zarrdask.open_array  # noqa: B018
+        if so is not None:
+            zarrdask.open_array(task["source"], mode="r", storage_options=so)[:1, :1, :1]  # type: ignore[index]
     else:
         import zarr  # noqa: F401
 
         if impl == "rechunker":
             import rechunker  # noqa: F401
+        if so is not None:
+            zarr.open_array(task["source"], mode="r", storage_options=so)[:1, :1, :1]  # type: ignore[index]
     return True
 
 
@@ -51,12 +57,16 @@ def warm(impl: str) -> bool:
 def _run_zarrdask(task: dict) -> dict:
     import zarrdask
 
-    src = zarrdask.open_array(task["source"], mode="r")
+    so = task.get("storage_options")
+    src = zarrdask.open_array(task["source"], mode="r", storage_options=so)
     options = {"zarr_format": 3, "compressors": [{"name": "blosc", "configuration": BLOSC}], "fill_value": 0}
+    if so is not None:
+        options["storage_options"] = so
     plan = zarrdask.rechunk(
         src, tuple(task["chunks"]), task["target"], max_mem=task["max_mem"],
         target_shards=tuple(task["shards"]) if task["shards"] else None,
-        temp_store=task["temp"], target_options=options,
+        temp_store=task["temp"] if so is None else zarrdask.store_from(task["temp"], mode="a", storage_options=so),
+        target_options=options,
     )
     info = {"tasks": plan.ntasks, "stages": plan.nstages, "declared_peak": plan.peak_memory}
     plan.execute(progress=False)
@@ -68,11 +78,12 @@ def _run_dask(task: dict) -> dict:
     import zarr
     from zarr.codecs import BloscCodec
 
-    src = zarr.open_array(task["source"], mode="r")
+    so = task.get("storage_options")
+    src = zarr.open_array(task["source"], mode="r", storage_options=so)
     shards = tuple(task["shards"]) if task["shards"] else None
     target = zarr.create_array(
         task["target"], shape=src.shape, dtype=src.dtype, chunks=tuple(task["chunks"]), shards=shards,
-        compressors=BloscCodec(**BLOSC), fill_value=0, zarr_format=3,
+        compressors=BloscCodec(**BLOSC), fill_value=0, zarr_format=3, storage_options=so,
     )
     # each dask block is one target chunk, or one whole shard when sharded, so no
     # two tasks write the same object
@@ -115,14 +126,14 @@ def _scheduler(task: dict):
     threads = task["threads"]
     if task["scheduler"] == "threads":
         with dask.config.set(scheduler="threads", num_workers=threads):
-            warm(task["impl"])
+            warm(task["impl"], task)
             yield (lambda: [reset_peak()]), (lambda: [read_peak()])
         return
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=threads, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        client.run(warm, task["impl"])
+        client.run(warm, task["impl"], task)
 
         def per_worker(fn):
             found = client.run(fn)
@@ -151,8 +162,15 @@ def run(task: dict) -> dict:
     out = dict(info)
     out["time"] = elapsed
     out["peak_mib"] = [max(0, p - b) / 1024 for p, b in zip(peak, base, strict=True)]
-    out["temp_bytes_after"] = _dir_bytes(task["temp"]) if os.path.exists(task["temp"]) else 0
-    out["target_bytes"] = _dir_bytes(task["target"])
+    so = task.get("storage_options")
+    if so is None:
+        out["temp_bytes_after"] = _dir_bytes(task["temp"]) if os.path.exists(task["temp"]) else 0
+        out["target_bytes"] = _dir_bytes(task["target"])
+    else:  # an S3 bucket (benchmarks/rechunk_s3.py)
+        from benchmarks.rechunk_s3 import bytes_under
+
+        out["temp_bytes_after"] = bytes_under(task["temp"], so)
+        out["target_bytes"] = bytes_under(task["target"], so)
     return out
 
 

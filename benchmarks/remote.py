@@ -9,7 +9,9 @@ Data: float32 4096x4096, bytes + zstd level 1 (compressible data from
 ``sharded`` (4 shards of 2048x2048, inner chunks 256x256, index at the end),
 and a v3 group of 100 small arrays without consolidated metadata. Each
 implementation runs in its own process, moto in another; the HTTP server and
-the proxy run in this one. Times are the best of ``--repeat``; requests and
+the proxy run in this one. zarrdask runs twice: ``zarrdask-fsspec`` opens the
+URLs through fsspec (s3fs, fsspec's HTTP) and ``zarrdask-obstore`` through
+obstore (setting ``url_store``), with the same ``storage_options``. Times are the best of ``--repeat``; requests and
 bytes are those of the last repetition (they do not vary).
 """
 
@@ -33,7 +35,10 @@ SHARD = 2048
 WINDOW = (slice(1536, 2560), slice(1536, 2560))  # 1024x1024, 2x2 inner chunks in each of 4 shards
 N_ARRAYS = 100
 BUCKET = "zarrdask-bench"
-IMPLS = ("zarrdask", "zarr-python", "tensorstore")
+#: zarrdask through each of its URL paths (the setting ``url_store``); "zarrdask" alone
+#: (accepted by ``--impls``) is the default path
+IMPLS = ("zarrdask-fsspec", "zarrdask-obstore", "zarr-python", "tensorstore")
+ZARRDASK = {"zarrdask": None, "zarrdask-fsspec": "fsspec", "zarrdask-obstore": "obstore"}
 OPS = (
     ("open100", "open 100 arrays of a non-consolidated group by name"),
     ("open1", "open an array (format not given)"),
@@ -210,7 +215,12 @@ class Worker:
 
     # ---------------------------------------------------------------------
     def run(self) -> None:
-        short = {"zarrdask": "zd", "zarr-python": "zp", "tensorstore": "ts"}[self.impl]
+        if self.impl in ZARRDASK:
+            import zarrdask
+
+            if ZARRDASK[self.impl] is not None:
+                zarrdask.config.set(url_store=ZARRDASK[self.impl])
+        short = "zd" if self.impl in ZARRDASK else {"zarr-python": "zp", "tensorstore": "ts"}[self.impl]
         fn = getattr(self, short)
         opener = getattr(self, short + "_open")
         for line in sys.stdin:
@@ -222,10 +232,11 @@ class Worker:
                 print(json.dumps({"ok": True}), flush=True)
                 continue
             try:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 fn(op)
                 ms = (time.perf_counter() - t0) * 1000
-                print(json.dumps({"ms": ms}), flush=True)
+                cpu_ms = (time.process_time() - c0) * 1000  # every thread of the client process
+                print(json.dumps({"ms": ms, "cpu_ms": cpu_ms}), flush=True)
             except Exception as e:  # reported in the table, the run goes on
                 print(json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
 
@@ -288,7 +299,7 @@ def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
     try:
         ask("prepare")
         for op in ops:
-            best, stats, error = None, None, None
+            best, cpu, stats, error = None, None, None, None
             for _ in range(repeat):
                 files.log.clear()
                 proxy.log.clear()
@@ -299,27 +310,34 @@ def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
                     error = answer["error"]
                     break
                 best = answer["ms"] if best is None else min(best, answer["ms"])
+                cpu = answer["cpu_ms"] if cpu is None else min(cpu, answer["cpu_ms"])
             results["rows"].setdefault(op, {}).setdefault(str(latency), {})[impl] = {
-                "ms": best, "error": error, **(stats or {})}
-            shown = f"ERROR {error}" if error else f"{best:8.1f} ms"
-            print(f"{latency:>4} ms  {impl:<12} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
+                "ms": best, "cpu_ms": cpu, "error": error, **(stats or {})}
+            shown = f"ERROR {error}" if error else f"{best:8.1f} ms (cpu {cpu:7.1f} ms)"
+            print(f"{latency:>4} ms  {impl:<16} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
     finally:
         worker.stdin.close()
         worker.wait(60)
 
 
+_NAMES = {"zarrdask": "zarrdask (default)", "zarr-python": "zarr-python 3"}
+
+
 def table(results: dict) -> str:
     lines = []
+    impls = [i for i in (*ZARRDASK, "zarr-python", "tensorstore")
+             if any(i in row.get(str(lat), {}) for row in results["rows"].values() for lat in results["latencies_ms"])]
+    ours = [i for i in impls if i in ZARRDASK]
     for latency in results["latencies_ms"]:
         lines.append(f"\n**{latency:g} ms added to every request** (time ms / requests, best of {results['repeat']})\n")
-        lines.append("| operation | zarrdask | zarr-python 3 | tensorstore | zd time / ts time |")
-        lines.append("|---|---:|---:|---:|---:|")
+        lines.append("| operation | " + " | ".join(_NAMES.get(i, i) for i in impls) + " | faster zd / ts time |")
+        lines.append("|---|" + "---:|" * (len(impls) + 1))
         for op, label in OPS:
             row = results["rows"].get(op, {}).get(str(latency))
             if row is None:
                 continue
             cells = []
-            for impl in IMPLS:
+            for impl in impls:
                 r = row.get(impl)
                 if r is None:
                     cells.append("n/a")
@@ -330,10 +348,23 @@ def table(results: dict) -> str:
                     if op == "window":
                         extra = f" ({r['bytes_sent'] / results['needed_window_bytes']:.2f}x bytes needed)"
                     cells.append(f"{r['ms']:,.0f} / {r['requests']}{extra}")
-            zd, ts_ = row.get("zarrdask"), row.get("tensorstore")
-            ok = zd and ts_ and zd["ms"] and ts_["ms"]
-            ratio = f"{zd['ms'] / ts_['ms']:.2f}x" if ok else ""
+            times = [row[i]["ms"] for i in ours if row.get(i) and row[i]["ms"]]
+            ts_ = row.get("tensorstore")
+            ratio = f"{min(times) / ts_['ms']:.2f}x" if times and ts_ and ts_["ms"] else ""
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+    lines.append(f"\n**CPU time of the client process** (ms, all its threads, best of {results['repeat']}; "
+                 "latency adds none)\n")
+    lines.append("| operation | " + " | ".join(f"{_NAMES.get(i, i)} ({lat:g} ms)" for lat in results["latencies_ms"]
+                                         for i in impls) + " |")
+    lines.append("|---|" + "---:|" * (len(impls) * len(results["latencies_ms"])))
+    for op, label in OPS:
+        cells = []
+        for latency in results["latencies_ms"]:
+            row = results["rows"].get(op, {}).get(str(latency), {})
+            cells += [f"{row[i]['cpu_ms']:,.0f}" if row.get(i) and row[i].get("cpu_ms") is not None
+                      and not row[i]["error"] else "n/a" for i in impls]
+        if any(c != "n/a" for c in cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append(f"\nBytes the window needs (its inner chunks and their shards' indexes): "
                  f"{results['needed_window_bytes']:,}")
     return "\n".join(lines)

@@ -148,7 +148,10 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
         return
     pool = io_executor()
     for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
-        yield i, future.result()
+        result = future.result()
+        del future  # a result handed over is referenced by the caller only
+        yield i, result
+        del result
 
 
 def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:
@@ -169,10 +172,14 @@ def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None
             if len(running) >= limit:
                 break
         while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
+            # consumed futures are dropped at once (they hold their results):
+            # at most `limit` results are referenced here
+            done = list(wait(running, return_when=FIRST_COMPLETED)[0])
+            while done:
+                future = done.pop()
                 i = running.pop(future)
                 yield i, future
+                del future
                 nxt = next(todo, None)
                 if nxt is not None:
                     running[start(nxt)] = nxt

@@ -40,6 +40,16 @@ default_zarr_format
     The format (2 or 3) of what is created when no ``zarr_format`` is given:
     arrays, groups, and the groups xarray Datasets and DataTrees are written
     to (default 3).
+url_store
+    What serves an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` URL given
+    as a string: ``"obstore"`` (an ``ObstoreStore`` over obstore's store, with
+    ``storage_options`` mapped onto obstore's options; an option it cannot map
+    raises ``StorageOptionError``), ``"fsspec"`` (an ``FsspecStore``: s3fs,
+    gcsfs, adlfs, fsspec's HTTP) or ``"auto"``: obstore when it is installed
+    and takes every option given, fsspec otherwise. Other URLs (``memory://``,
+    chained ``a::b://``, ``reference://``) always go through fsspec. The
+    environment variable ``ZARRDASK_URL_STORE`` sets the initial value
+    (default ``"auto"``; docs/stores.md, "URLs: obstore or fsspec").
 max_json_depth
     How deeply a metadata document may nest (see :mod:`zarrdask.metadata.limits`
     and docs/formats.md, "Limits"). A positive integer.
@@ -71,7 +81,10 @@ _DEFAULTS: dict[str, Any] = {
     # remote stores: retries of a transiently failed request, and the backoff base (s)
     "retries": 3,
     "retry_backoff": 0.5,
+    # what serves s3:// gs:// az:// http(s):// URLs: "auto", "obstore" or "fsspec"
+    "url_store": os.environ.get("ZARRDASK_URL_STORE", "auto").strip().lower() or "auto",
 }
+URL_STORES = ("auto", "obstore", "fsspec")
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
 
@@ -103,6 +116,8 @@ def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
             raise ValueError(f"zarrdask setting {name!r} must be a positive integer, found {value!r}")
         if name == "default_zarr_format" and (value not in (2, 3) or isinstance(value, bool)):
             raise ValueError(f"zarrdask setting 'default_zarr_format' must be 2 or 3, found {value!r}")
+        if name == "url_store" and value not in URL_STORES:
+            raise ValueError(f"zarrdask setting 'url_store' must be one of {URL_STORES}, found {value!r}")
     old = dict(_settings)
     _settings.update(values)
     return _restore(old)

@@ -19,6 +19,7 @@ __all__ = [
     "ValueChangedError",
     "InvalidKeyError",
     "ReadOnlyError",
+    "StorageOptionError",
     "IcechunkSessionError",
     "MetadataError",
     "UnknownDataTypeError",
@@ -79,6 +80,16 @@ class InvalidKeyError(ZarrdaskError, ValueError):
 
 class ReadOnlyError(ZarrdaskError, PermissionError):
     """A write was attempted on a read-only store, array or group."""
+
+
+class StorageOptionError(ZarrdaskError, ValueError):
+    """A ``storage_options`` entry cannot be applied to the store a URL is
+    opened with (an fsspec option obstore has no counterpart of); ``options``
+    names each one."""
+
+    def __init__(self, message: str, options: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.options = tuple(options)
 
 
 class IcechunkSessionError(ZarrdaskError, ValueError):

@@ -9,6 +9,8 @@ from collections import UserDict
 import fsspec
 import pytest
 
+import zarrdask
+
 from zarrdask.errors import StoreError
 from zarrdask.storage import (
     FsspecStore,
@@ -86,7 +88,8 @@ def test_memory_url(mode, writable):
 def test_remote_url_with_storage_options():
     pytest.importorskip("s3fs")
     opts = {"anon": True, "endpoint_url": "http://127.0.0.1:9", "skip_instance_cache": True}
-    store = store_from("s3://bucket/data.zarr", mode="a", storage_options=opts)
+    with zarrdask.config.set(url_store="fsspec"):  # the obstore path: tests/storage/test_url_obstore.py
+        store = store_from("s3://bucket/data.zarr", mode="a", storage_options=opts)
     assert isinstance(store, FsspecStore)
     assert store.storage_options == opts
     assert "s3" in store.fs.protocol
@@ -95,10 +98,14 @@ def test_remote_url_with_storage_options():
     assert store.writable
 
 
+@pytest.mark.parametrize("url_store", ["fsspec", "obstore"])
 @pytest.mark.parametrize("url", ["https://example.com/data.zarr", "http://example.com/a.zip"])
-def test_http_url_is_read_only(url):
-    store = store_from(url, mode="a")
-    assert isinstance(store, FsspecStore)
+def test_http_url_is_read_only(url, url_store):
+    if url_store == "obstore":
+        pytest.importorskip("obstore")
+    with zarrdask.config.set(url_store=url_store):
+        store = store_from(url, mode="a")
+    assert type(store).__name__ == {"fsspec": "FsspecStore", "obstore": "ObstoreStore"}[url_store]
     assert not store.writable
     assert not store.listable
 

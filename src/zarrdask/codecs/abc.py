@@ -392,7 +392,10 @@ class PartialDecode:
     :meth:`decode_span` when that gives the elements needed.
     """
 
-    def partial_steps(self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "") -> PartialSteps | None:
+    def partial_steps(
+        self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "", max_bytes: int | None = None,
+        out: np.ndarray | None = None,
+    ) -> PartialSteps | None:
         """The read of ``proj``'s part of a stored chunk of ``spec`` through byte
         ranges, as steps (:data:`PartialSteps`): the generator returns what
         ``proj.select`` gives for the whole chunk (its data type may be the
@@ -400,8 +403,19 @@ class PartialDecode:
         errors name ``key``. ``None`` instead of steps: this projection is read
         no cheaper in part (read the whole chunk). A caller reading many
         chunks runs every chunk's first step as one batch, then every second
-        step, so the round trips do not add up."""
+        step, so the round trips do not add up. ``max_bytes``: a codec that
+        can splits the ranges of a step into more steps of at most about that
+        many bytes each (:meth:`partial_bytes` says what it then holds).
+        ``out``: an array of the result's shape and the chunk's data type a
+        codec that can decodes the part straight into (and returns)."""
         return None
+
+    def partial_bytes(self, spec: ChunkSpec, proj: "ChunkProjection", max_bytes: int | None = None) -> int:
+        """An upper bound of the bytes the steps of :meth:`partial_steps` hold
+        at once besides their result (byte ranges read, chunks decoded), for
+        data that does not compress; by default a whole chunk's stored and
+        decoded bytes."""
+        return 2 * spec.nbytes
 
     def decode_span(self, data: Any, spec: ChunkSpec, span: "ElementSpan", key: str = "") -> np.ndarray | None:
         """The elements of ``span`` (C order) of the whole stored chunk

@@ -158,9 +158,16 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
     def supports_partial_decode(self) -> bool:  # type: ignore[override]
         return self._partial is not None
 
-    def partial_steps(self, spec: ChunkSpec, proj: Any, key: str = "") -> PartialSteps | None:
+    def partial_steps(
+        self, spec: ChunkSpec, proj: Any, key: str = "", max_bytes: int | None = None,
+        out: np.ndarray | None = None,
+    ) -> PartialSteps | None:
         partial = self._partial
-        return None if partial is None else partial.partial_steps(spec, proj, key)
+        return None if partial is None else partial.partial_steps(spec, proj, key, max_bytes, out)
+
+    def partial_bytes(self, spec: ChunkSpec, proj: Any, max_bytes: int | None = None) -> int:
+        partial = self._partial
+        return 2 * spec.nbytes if partial is None else partial.partial_bytes(spec, proj, max_bytes)
 
     def decode_partial(self, reader: RangeReader, spec: ChunkSpec, proj: Any, key: str = "") -> np.ndarray | None:
         partial = self._partial

@@ -40,10 +40,22 @@ class ElementRanges(PartialDecode):
     stored chunk is its elements (``raw_dtype``): a small selection reads only
     its span of elements."""
 
-    def partial_steps(self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "") -> PartialSteps | None:
+    def partial_steps(
+        self, spec: ChunkSpec, proj: "ChunkProjection", key: str = "", max_bytes: int | None = None,
+        out: np.ndarray | None = None,
+    ) -> PartialSteps | None:
         stored = elements_dtype(self, spec)
         span = None if stored is None or not spec.nbytes else ElementSpan.of(proj, spec.shape)
         return None if span is None else self._span_steps(spec, proj, span, stored, key)  # type: ignore[arg-type]
+
+    def partial_bytes(self, spec: ChunkSpec, proj: "ChunkProjection", max_bytes: int | None = None) -> int:
+        """The span's bytes (and the last byte) and the elements selected from
+        them (a result of its own: ``out`` is not used), or the whole chunk
+        twice when it is not read in part; ``max_bytes`` is not used (one span,
+        one step)."""
+        stored = elements_dtype(self, spec)
+        span = None if stored is None or not spec.nbytes else ElementSpan.of(proj, spec.shape)
+        return 2 * spec.nbytes if span is None else 2 * span.count * stored.itemsize + 1  # type: ignore[union-attr]
 
     def _span_steps(
         self, spec: ChunkSpec, proj: "ChunkProjection", span: ElementSpan, stored: np.dtype, key: str

@@ -35,18 +35,23 @@ encoded before the first store call of its batch, so a value that cannot be
 converted or encoded changes nothing that is stored.
 
 How an operation runs (threads, one chunk per store call, requests in
-flight) is an argument, :class:`~zarrdask.core.options.EngineOptions`.
+flight, a memory budget) is an argument,
+:class:`~zarrdask.core.options.EngineOptions`. A read with a
+``memory_budget`` keeps its output, the chunks in flight and the parts of
+chunks being read within it (:class:`_Room`): fewer streamed requests in
+flight, smaller groups, partial reads in batches and in smaller steps.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
 from .._memory import aligned_empty, read_buffers
-from .._pool import Pipeline, run_inline, thread_map
+from .._pool import Pipeline, io_limit, pool_threads, run_inline, thread_map
 from ..codecs.abc import ChunkSpec, PartialDecode, is_fill, update_chunk
 from ..codecs.buffers import scratch_array
 from ..codecs.vlen import coerce_vlen
@@ -66,6 +71,9 @@ ONE_CALL_BYTES = 64 << 20
 #: larger reads fetch and decode groups of about this many bytes, one pool task
 #: each, so compressed data never piles up and I/O overlaps decoding
 GROUP_BYTES = 8 << 20
+#: decoded chunks' worth of bytes a chunk being decoded may take (a codec's output,
+#: and the scratch chunk it is copied from into a part of the output)
+DECODING = 2
 #: a read-modify-write locks at most this many keys at once (a LocalStore lock
 #: holds a file descriptor)
 LOCK_BATCH = 256
@@ -142,6 +150,8 @@ class _Reads:
         self.in_place: Any = store if IN_PLACE_READS in capabilities else None
         #: the store's requests wait on a network: values are decoded as they arrive
         self.streaming: Any = store if STREAMING in capabilities else None
+        #: what the read may hold besides ``out`` (``None``: no budget)
+        self.room = _Room.of(options, out.nbytes)
 
     def route(self, indexer: ChunkIndexer) -> tuple[list[_Chunk], list[tuple[_Chunk, Any]]]:
         """The chunks read whole, and those read in part with the steps the
@@ -157,9 +167,13 @@ class _Reads:
                 parts.append((chunk, steps))
         return whole, parts
 
-    def _steps(self, chunk: _Chunk) -> Any:
+    def _steps(self, chunk: _Chunk, max_bytes: int | None = None) -> Any:
         """The codec's steps reading ``chunk``'s part (``None``: read it whole)."""
-        return None if self.partial is None else self.partial.partial_steps(chunk.spec, chunk.proj, chunk.key)
+        if self.partial is None:
+            return None
+        # with a budget, the part is decoded straight into its place where it can be
+        into = None if self.room is None else _part_view(self.out, chunk.proj, chunk.spec)
+        return self.partial.partial_steps(chunk.spec, chunk.proj, chunk.key, max_bytes, into)
 
     # -- whole chunks ----------------------------------------------------------
     def whole_chunks(self, chunks: list[_Chunk]) -> None:
@@ -180,6 +194,10 @@ class _Reads:
         if self.options.one_chunk:
             return [[c] for c in chunks]
         nbytes = max(self.layout.chunk_spec.nbytes, 1)
+        if self.room is not None:  # each pool thread holds a group's stored bytes and a chunk being decoded
+            per_group = self.room.chunks(nbytes, pool_threads(self.threads), DECODING)
+            if per_group < len(chunks):
+                return list(_batches(chunks, min(per_group, max(1, GROUP_BYTES // nbytes))))
         if len(chunks) * nbytes <= ONE_CALL_BYTES:
             return [chunks]
         return list(_batches(chunks, max(1, GROUP_BYTES // nbytes)))
@@ -203,12 +221,29 @@ class _Reads:
     def _stream(self, chunks: list[_Chunk]) -> None:
         """Decode each chunk on the pool as soon as its value arrives, so
         transfers and decoding overlap."""
-        pipeline = Pipeline(threads=self.threads)
+        limit, backlog = self.options.io_concurrency, None
+        if self.room is not None:  # values in flight, waiting and being decoded
+            decoders = pool_threads(self.threads)
+            backlog = decoders
+            nbytes = max(self.layout.chunk_spec.nbytes, 1)
+            # held besides the requests in flight: a chunk being decoded (in this thread), or one
+            # waiting and one being decoded per pool thread; a chunk decoded straight into its
+            # contiguous place in the output takes at most one chunk's worth (the codec's output)
+            decoding = 1 if all(self._straight(c) for c in chunks) else DECODING
+            held = decoding if self.options.serial else (1 + decoding) * decoders
+            limit = min(io_limit(limit), max(1, self.room.bytes // nbytes - held))
+        pipeline = Pipeline(backlog, threads=self.threads)
         try:
-            for i, value in self.streaming.iter_many([c.key for c in chunks], self.options.io_concurrency):
+            for i, value in self.streaming.iter_many([c.key for c in chunks], limit):
                 pipeline.submit(self._decode, (chunks[i], value))
+                del value  # decoded (or handed to the pool): not held while the next one arrives
         finally:
             pipeline.wait()
+
+    def _straight(self, chunk: _Chunk) -> bool:
+        """Whether ``chunk`` is decoded straight into a contiguous part of the output."""
+        view = _out_view(self.out, chunk.proj, chunk.spec.shape)
+        return view is not None and view.flags.c_contiguous
 
     def _read_in_place(self, chunk: _Chunk) -> bool:
         """Read an uncompressed chunk covered whole straight from the store
@@ -265,16 +300,83 @@ class _Reads:
         :meth:`route` got first, new ones for a read started again)."""
         if not parts:
             return
+        if self.room is None:
+            self._read_parts(parts, [None] * len(parts))
+            return
+        for batch, caps in self.room.batches(parts, self._part_cost):
+            self._read_parts(batch, caps)
+
+    def _part_cost(self, chunk: _Chunk, max_bytes: int | None) -> int:
+        """What reading ``chunk``'s part holds: what its steps hold, and its
+        result unless it is decoded straight into ``out``."""
+        spec, proj = chunk.spec, chunk.proj
+        held = self.partial.partial_bytes(spec, proj, max_bytes)  # type: ignore[union-attr]
+        if _part_view(self.out, proj, spec) is None:
+            held += math.prod(proj.inner_indexer(spec.shape, spec.shape).out_shape) * spec.dtype.itemsize
+        return held
+
+    def _read_parts(self, parts: list[tuple[_Chunk, Any]], caps: list[int | None]) -> None:
+        """One batch of :meth:`partial_chunks`: ``caps`` are the ``max_bytes``
+        of each chunk's steps (``None``: the steps :meth:`route` got)."""
         chunks = [chunk for chunk, _ in parts]
-        first: list[Any] = [steps for _, steps in parts]
+        first: list[Any] = [steps if cap is None else None for (_, steps), cap in zip(parts, caps)]
 
         def steps_of(i: int) -> Any:
             steps, first[i] = first[i], None
-            return steps if steps is not None else self._steps(chunks[i])
+            return steps if steps is not None else self._steps(chunks[i], caps[i])
 
         found = read_consistently_many(self.store, [c.key for c in chunks], steps_of, self.options)
         for chunk, part in zip(chunks, found):
-            self.out[chunk.proj.out_selection] = self.fill if part is None else part
+            if part is None:
+                self.out[chunk.proj.out_selection] = self.fill
+            elif not (isinstance(part, np.ndarray) and np.may_share_memory(part, self.out)):  # not decoded in place
+                self.out[chunk.proj.out_selection] = part
+
+
+class _Room(NamedTuple):
+    """The bytes a read with a ``memory_budget`` may hold besides its output."""
+
+    bytes: int
+
+    @staticmethod
+    def of(options: EngineOptions, out_bytes: int) -> "_Room | None":
+        budget = options.memory_budget
+        return None if budget is None else _Room(max(0, budget - out_bytes))
+
+    def chunks(self, nbytes: int, holders: int, scratch: int) -> int:
+        """How many chunks of ``nbytes`` stored bytes each of ``holders`` may
+        hold at once, each holder also holding ``scratch`` decoded chunks (at least one)."""
+        return max(1, self.bytes // (nbytes * holders) - scratch)
+
+    def batches(
+        self, parts: list[tuple[_Chunk, Any]], cost: Callable[[_Chunk, int | None], int]
+    ) -> Iterable[tuple[list[tuple[_Chunk, Any]], list[int | None]]]:
+        """``parts`` in batches read one after another, each holding at most
+        this many bytes (``cost(chunk, max_bytes)``: what a part's steps and
+        result hold); a part that does not fit alone is read alone, in steps of
+        at most the room its other costs leave (``max_bytes``, the second list)."""
+        batch: list[tuple[_Chunk, Any]] = []
+        held = 0
+        for chunk, steps in parts:
+            need = cost(chunk, None)
+            if batch and held + need > self.bytes:
+                yield batch, [None] * len(batch)
+                batch, held = [], 0
+            if need > self.bytes:  # steps of what is left once the fixed costs (one step of 1 byte) are counted
+                yield [(chunk, steps)], [max(1, self.bytes - cost(chunk, 1))]
+                continue
+            batch.append((chunk, steps))
+            held += need
+        if batch:
+            yield batch, [None] * len(batch)
+
+
+def _part_view(out: np.ndarray, proj: ChunkProjection, spec: ChunkSpec) -> np.ndarray | None:
+    """The view of ``out`` a part of a chunk can be decoded straight into
+    (basic output selections of the chunk's data type), if there is one."""
+    if out.dtype != spec.dtype or not all(isinstance(s, (slice, int, np.integer)) for s in proj.out_selection):
+        return None
+    return out[(*proj.out_selection, Ellipsis)]
 
 
 def _out_view(out: np.ndarray, proj: ChunkProjection, shape: tuple[int, ...]) -> np.ndarray | None:

@@ -6,8 +6,8 @@ through thread state: an :class:`~zarrdask.Array` method takes
 ``options=EngineOptions(...)`` and hands it to the engine; the dask
 integration passes ``EngineOptions(threads=1)`` from every task (dask runs
 the tasks in parallel already), the rechunk workflow
-``EngineOptions(threads=1, one_chunk=True)`` (its memory plan counts one
-chunk in flight per task).
+``EngineOptions(threads=1, one_chunk=True, memory_budget=...)`` (its memory
+plan declares each task's memory; the engine keeps a read within it).
 """
 
 from __future__ import annotations
@@ -38,6 +38,15 @@ class EngineOptions:
         Requests in flight at once on stores whose requests wait on a
         network (capability ``"streaming"``); ``None``: the setting
         ``io_concurrency`` (also the most there can be).
+    memory_budget : int, optional
+        Bytes a read may hold at once: its output, the stored bytes of the
+        chunks in flight and the chunks being decoded (and for chunks read in
+        part, their byte ranges and decoded parts). Fewer requests are kept in
+        flight, and parts of chunks are read in smaller batches, so that the
+        estimate (stored bytes counted as large as the decoded ones, for
+        data that does not compress) stays within it; at least one chunk is
+        always in flight. ``None`` (the default): no budget, only
+        ``io_concurrency`` limits the requests in flight.
 
     Examples
     --------
@@ -51,9 +60,10 @@ class EngineOptions:
     threads: int | None = None
     one_chunk: bool = False
     io_concurrency: int | None = None
+    memory_budget: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("threads", "io_concurrency"):
+        for name in ("threads", "io_concurrency", "memory_budget"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"EngineOptions: {name} must be a positive integer or None, found {value!r}")

@@ -11,7 +11,9 @@ local, memory); :class:`MemoryStore` also takes any mutable mapping.
 Wrappers: :class:`ReadOnlyStore` (:func:`read_only`), :class:`PrefixStore`,
 :class:`CountingStore`. :func:`store_from` turns a path, URL, zarr-python
 store, icechunk session, obstore store, fsspec mapper or file system, or
-mapping into a store.
+mapping into a store; ``s3://``, ``gs://``, ``az://`` and ``http(s)://`` URLs
+become an :class:`ObstoreStore` or an :class:`FsspecStore` as the setting
+``url_store`` says (:mod:`~zarrdask.storage.obstore_urls`).
 
 Every store also reads one value in several steps from one version of it
 (``Store.reader`` → :class:`ValueReader`, a :class:`RangeReader`: the one

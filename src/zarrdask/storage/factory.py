@@ -8,8 +8,12 @@ Accepted, as in zarr-python's ``StoreLike``:
   store", "Canonical URI"), or a :class:`~zarrdask.storage.zip.ZipStore` if
   the path ends in ``.zip`` and is not a directory (zarr-python writes
   ``"x.zip"`` as a directory);
-* any other URL (``s3://``, ``gs://``, ``https://``, ``memory://``, chained
-  ``a::b://``) — an :class:`~zarrdask.storage.fsspec.FsspecStore`;
+* an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` URL — an
+  :class:`~zarrdask.storage.obstore.ObstoreStore` or an ``FsspecStore``, as
+  the setting ``url_store`` chooses (``storage_options`` mapped onto
+  obstore's options by :mod:`zarrdask.storage.obstore_urls`);
+* any other URL (``memory://``, chained ``a::b://``, ...) — an
+  :class:`~zarrdask.storage.fsspec.FsspecStore`;
 * an icechunk ``Session`` (writable, read-only or a fork) or its ``store``
   (an ``icechunk.IcechunkStore``) — an
   :class:`~zarrdask.storage.icechunk.IcechunkSessionStore` carrying the session
@@ -55,7 +59,8 @@ from typing import Any
 from fsspec.mapping import FSMap
 from fsspec.spec import AbstractFileSystem
 
-from ..errors import StoreError
+from .. import config
+from ..errors import StorageOptionError, StoreError
 from .abc import Store
 from .fsspec import FsspecStore
 from .icechunk import IcechunkSessionStore, session_of
@@ -63,6 +68,7 @@ from .local import LocalStore
 from .memory import MemoryStore
 from .obstore import ObstoreStore
 from .obstore_requests import is_obstore_store
+from .obstore_urls import ObstoreConfigError, obstore_installed, obstore_kind, obstore_store_for_url
 from .references import ReferenceStore, is_reference_fs, is_reference_url
 from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
 from .zip import ZipStore
@@ -104,8 +110,10 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
         Access mode; ``"r"`` gives a read-only store (for a zarr-python store,
         over its ``with_read_only(True)`` where it has one).
     storage_options : dict, optional
-        File system options for fsspec URLs (``s3://...`` and the like). Not
-        allowed with local paths, stores or mappings.
+        Options for URLs (``s3://...`` and the like), as fsspec's file systems
+        take them (s3fs, gcsfs, adlfs, HTTP); mapped onto obstore's options
+        where obstore serves the URL (setting ``url_store``). Not allowed with
+        local paths, stores or mappings.
 
     Returns
     -------
@@ -115,7 +123,9 @@ def store_from(x: Any, *, mode: str = "r", storage_options: dict[str, Any] | Non
     ------
     ValueError
         For an unknown mode, or ``storage_options`` with something that is
-        not an fsspec URL.
+        not a URL.
+    StorageOptionError
+        With ``url_store="obstore"``, for an option obstore cannot take.
     TypeError
         If ``x`` is none of the accepted types.
 
@@ -149,8 +159,35 @@ def _from_string(x: str, mode: str, storage_options: dict[str, Any] | None) -> S
     if is_url(x):
         if is_reference_url(x):
             return ReferenceStore(x, storage_options=storage_options)
-        return FsspecStore(x, storage_options=storage_options, read_only=mode == "r")
+        return _from_url(x, mode == "r", storage_options)
     return _local(x, mode, x, storage_options)
+
+
+def _url_store() -> str:
+    choice = config.get("url_store")
+    if choice not in config.URL_STORES:
+        raise ValueError(f"zarrdask setting 'url_store' (environment variable ZARRDASK_URL_STORE) must be one "
+                         f"of {config.URL_STORES}, found {choice!r}")
+    return choice
+
+
+def _from_url(url: str, read_only: bool, storage_options: dict[str, Any] | None) -> Store:
+    """An ``ObstoreStore`` or an ``FsspecStore`` for a URL, as the setting ``url_store`` chooses."""
+    choice = _url_store()
+    if choice != "fsspec" and obstore_kind(url) is not None:
+        if choice == "obstore":
+            if not obstore_installed():
+                raise ImportError(f"the zarrdask setting url_store='obstore' needs obstore to open {url!r}; "
+                                  "install it (pip install obstore) or set url_store='fsspec'")
+            return ObstoreStore(obstore_store_for_url(url, storage_options), read_only=read_only)
+        if obstore_installed():  # "auto": obstore when it takes every option given and the configuration
+            try:
+                inner = obstore_store_for_url(url, storage_options)
+            except (StorageOptionError, ObstoreConfigError):
+                pass
+            else:
+                return ObstoreStore(inner, read_only=read_only)
+    return FsspecStore(url, storage_options=storage_options, read_only=read_only)
 
 
 def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None) -> Store:

@@ -333,14 +333,15 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
             return asyncio.run_coroutine_threadsafe(fs._cat_file(paths[i], **kwargs), fs.loop)
 
         for i, future in futures_unordered(start, len(paths), limit):
-            error = future.exception()
+            error, value = future.exception(), None
             if error is None:
                 value = future.result()
-                yield i, value if isinstance(value, bytes) else bytes(value)
-            elif isinstance(error, _MISSING):
-                yield i, None
-            else:  # transient or not: the batched path retries or names the key
-                yield i, self.get_many([keys[i]])[0]
+                value = value if isinstance(value, bytes) else bytes(value)
+            elif not isinstance(error, _MISSING):  # transient or not: the batched path retries or names the key
+                value = self.get_many([keys[i]])[0]
+            del future  # a value handed over is referenced by the caller only (memory budgets count on it)
+            yield i, value
+            del value
 
     def _cat(self, paths: list[str]) -> list[Any]:
         """Whole values of ``paths`` in one call: bytes, ``None`` or an exception each."""

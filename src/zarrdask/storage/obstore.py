@@ -107,6 +107,8 @@ __all__ = ["ObstoreStore"]
 
 #: an answer of a conditional put: the version changed (or the key appeared)
 _CONFLICT = object()
+#: values of this size and more are uploaded in parts (S3 takes at most 5 GiB in one PUT)
+_MULTIPART_FROM = 4 << 30
 
 
 def _obstore() -> Any:
@@ -262,10 +264,13 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         return data, {name: meta[name] for name in ("e_tag", "version") if meta.get(name) is not None}
 
     async def _put(self, key: str, value: Any, mode: Any = None) -> Any:
-        """Store ``value``; with a ``mode``, ``_CONFLICT`` if its precondition failed."""
+        """Store ``value``; with a ``mode``, ``_CONFLICT`` if its precondition failed.
+        One request per value below ``_MULTIPART_FROM`` (obstore would split
+        values above 5 MiB into a multipart upload: four requests or more)."""
         try:
             if mode is None:
-                await _obstore().put_async(self.obstore_store, key, value)
+                multipart = memoryview(value).nbytes >= _MULTIPART_FROM
+                await _obstore().put_async(self.obstore_store, key, value, use_multipart=multipart)
             else:
                 await _obstore().put_async(self.obstore_store, key, value, mode=mode, use_multipart=False)
         except Exception as e:
@@ -315,10 +320,10 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
             return asyncio.run_coroutine_threadsafe(self._get(keys[i]), loop)
 
         for i, future in futures_unordered(start, len(keys), limit):
-            if future.exception() is None:
-                yield i, future.result()
-            else:
-                yield i, self.get_many([keys[i]])[0]
+            value = future.result() if future.exception() is None else self.get_many([keys[i]])[0]
+            del future  # a value handed over is referenced by the caller only (memory budgets count on it)
+            yield i, value
+            del value
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it

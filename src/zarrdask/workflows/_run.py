@@ -67,17 +67,21 @@ def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> 
         return dask.compute(collection, **compute_kwargs)[0]
 
 
-def copy_block(source: Any, target: Any, region: tuple[slice, ...], *after: Any) -> None:
+def copy_block(source: Any, target: Any, region: tuple[slice, ...], memory: int | None = None, *after: Any) -> None:
     """One task: read ``region`` of the array ``source`` and write it into the
     array ``target`` (``after``: results this task must wait for, unused).
 
-    Serial (dask runs tasks in parallel already) and one chunk at a time: the
-    task holds the block, one chunk's stored bytes and one decoded or encoded
-    chunk (:func:`zarrdask.workflows.plan.task_overhead`); freed memory goes back
-    to the system (:func:`zarrdask._memory.return_freed_memory`)."""
+    Serial (dask runs tasks in parallel already) and one chunk per store call:
+    the task holds the block, one chunk's stored bytes and one decoded or
+    encoded chunk (:func:`zarrdask.workflows.plan.task_overhead`). ``memory``:
+    the task's declared memory; reads from stores whose requests wait on a
+    network keep as many chunks in flight as it leaves room for next to the
+    block (``EngineOptions.memory_budget``), partial reads of shards included.
+    Freed memory goes back to the system
+    (:func:`zarrdask._memory.return_freed_memory`)."""
     from .._memory import return_freed_memory
     from ..core.options import EngineOptions
 
     return_freed_memory()
-    options = EngineOptions(threads=1, one_chunk=True)
+    options = EngineOptions(threads=1, one_chunk=True, memory_budget=memory)
     target.set_basic_selection(region, source.get_basic_selection(region, options=options), options=options)

@@ -15,7 +15,12 @@ the array), times the item size::
 where ``r`` is the read array's chunk shape, plus :func:`task_overhead`: the
 chunk's stored bytes and the decoded chunk in flight while reading, the unit's
 contiguous copy and its encoded bytes while writing (a task runs the engine one
-chunk per store call). Every block is also a union of
+chunk per store call). A task reading a source whose requests wait on a network
+(object stores, HTTP) also declares room for a few source chunks in flight
+(``read_ahead``, :func:`read_ahead_bytes`); its reads keep as many requests in
+flight as its declared memory leaves room for next to its block
+(``EngineOptions.memory_budget``: stored bytes in flight, chunks being decoded,
+and the byte ranges and parts of shards read in part). Every block is also a union of
 whole *write units* (shards of a sharded array, chunks otherwise, cut only by
 the array's edge), so no two tasks ever write the same stored object and no
 write has to read what is already there. The bytes *read* by a stage are the
@@ -53,7 +58,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Iterator, Sequence
 
@@ -479,6 +484,13 @@ def _grow_to(shape: Sequence[int], itemsize: int, min_tasks: int) -> int:
     return max(-(-math.prod(shape) // max(1, min_tasks)), MIN_TASK_BYTES // itemsize)
 
 
+def read_ahead_bytes(chunks: int, chunk_bytes: int, max_mem: int) -> int:
+    """The room a task declares for ``chunks`` source chunks of ``chunk_bytes``
+    in flight (their stored bytes, for data that does not compress): whole
+    chunks, at most a quarter of ``max_mem``."""
+    return max(0, min(chunks, max_mem // 4 // max(1, chunk_bytes))) * chunk_bytes
+
+
 def _budget(max_mem: int, itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
     """Elements an expanded block may hold when its task reads ``read`` chunks and writes ``unit``s."""
     return max(0, max_mem - task_overhead(itemsize, read, unit)) // itemsize
@@ -502,6 +514,7 @@ def plan_array(
     itemsize: int | None = None,
     intermediate: bool = False,
     min_tasks: int = 1,
+    read_ahead: int = 0,
 ) -> ArrayPlan:
     """Plan the rechunk of one array (see the module documentation).
 
@@ -526,6 +539,13 @@ def plan_array(
         ``min_tasks``-th of the array (but not below :data:`MIN_TASK_BYTES`), so
         that a stage has at least about that many tasks: a few per worker keep
         every worker busy.
+    read_ahead
+        Source chunks a task may keep in flight besides the one it decodes
+        (a source whose requests wait on a network): each task declares room
+        for them (:func:`read_ahead_bytes`), which its reads use
+        (``EngineOptions.memory_budget``). Fewer when the room would cost
+        the plan more than a quarter of ``max_mem``, none when a plan fits
+        only without.
 
     Raises
     ------
@@ -546,7 +566,18 @@ def plan_array(
     w = tuple(max(1, min(int(c), s)) for c, s in zip(unit_shape, shape))
     where = f"array {'/' + name!r}"
     kind = "shard" if target_shards is not None else "chunk"
-    stages, inter = _choose_stages(where, kind, shape, dtype, itemsize, a, w, max_mem, intermediate, min_tasks)
+    reserve = read_ahead_bytes(read_ahead, itemsize * math.prod(a), max_mem)
+    while True:
+        try:
+            stages, inter = _choose_stages(where, kind, shape, dtype, itemsize, a, w, max_mem - reserve,
+                                           intermediate, min_tasks)
+            break
+        except RechunkPlanError:
+            if not reserve:
+                raise
+            reserve = read_ahead_bytes(reserve // (2 * itemsize * math.prod(a)), itemsize * math.prod(a), max_mem)
+    if reserve:
+        stages = tuple(replace(s, overhead=s.overhead + reserve) for s in stages)
     return ArrayPlan(
         name, shape, dtype, tuple(source_chunks), tuple(target_chunks),
         None if target_shards is None else tuple(target_shards), inter, stages,

@@ -37,6 +37,7 @@ from ..core.group import Group
 from ..core.nodes import node_name
 from ..errors import ResumeRefusedError
 from ..dask.alignment import is_aligned
+from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from ..dask.resume import ResumableWrite, mark_after
 from ._run import copy_block
@@ -48,6 +49,9 @@ from .rechunk_xarray import plan_dataset
 
 __all__ = ["rechunk", "RechunkPlan", "RechunkPlanError"]
 
+#: source chunks a task reading a store whose requests wait on a network keeps in
+#: flight, room permitting (``plan_array(read_ahead=...)``)
+READ_AHEAD = 8
 # create_array keywords the plan owns
 _OWNED = frozenset({"shape", "chunks", "shards", "data", "name", "path", "store", "overwrite"})
 
@@ -300,7 +304,7 @@ class NodeRechunkPlan(RechunkPlan):
                 keys = []
                 for index in indices:
                     key = (name, *index)
-                    task = (copy_block, reads, writes, stage.region(index), *after)
+                    task = (copy_block, reads, writes, stage.region(index), stage.memory(index), *after)
                     dsk[key] = task if record is None else \
                         (mark_after, record.store, record.marker(stage_number(number, s), index), *task)
                     keys.append(key)
@@ -368,9 +372,11 @@ def _job(
     kwargs.update(shape=source.shape, chunks=chunks, shards=shards)
     check_create_array(f"target_options for array {node_name(path)!r}", **kwargs)
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
+    # a source whose requests wait on a network: room for chunks in flight in each task
+    read_ahead = READ_AHEAD if STREAMING in source.store.capabilities else 0
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks,
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks, read_ahead=read_ahead,
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:

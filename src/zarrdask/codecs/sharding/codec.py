@@ -318,16 +318,35 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         stored = ~index.is_empty()
         return int((stored & within.reshape(-1)).sum() if within is not None else stored.sum())
 
-    def partial_steps(self, spec: ChunkSpec, proj: ChunkProjection, key: str = "") -> PartialSteps:
+    def partial_steps(
+        self, spec: ChunkSpec, proj: ChunkProjection, key: str = "", max_bytes: int | None = None,
+        out: np.ndarray | None = None,
+    ) -> PartialSteps:
         """The read of ``proj``'s part of a shard in two steps: the index, then
         the inner chunks it needs (coalesced); the generator yields the byte
         ranges, is sent their bytes (``None``: no shard) and returns the
         decoded part. A caller reading many shards runs every shard's first
         step as one batch, then every second step, so the round trips do not
-        add up."""
-        return self._partial_steps(spec, proj, key)
+        add up. ``max_bytes``: the inner chunks are read in as many steps as
+        keep each step's ranges within about that many bytes (at least one
+        inner chunk a step), each decoded before the next is read. ``out``:
+        where to decode the part, when it has its shape and data type."""
+        return self._partial_steps(spec, proj, key, max_bytes, out)
 
-    def _partial_steps(self, spec: ChunkSpec, proj: ChunkProjection, key: str) -> PartialSteps:
+    def partial_bytes(self, spec: ChunkSpec, proj: ChunkProjection, max_bytes: int | None = None) -> int:
+        """The index, the ranges of the inner chunks needed (each counted at
+        its decoded size plus the gap a coalesced range may span; with
+        ``max_bytes``, one step's worth) and one inner chunk decoded."""
+        inner = self._inner_spec(spec).nbytes
+        count = sum(1 for _ in proj.inner_indexer(spec.shape, self.chunk_shape))
+        ranges = count * inner + max(0, count - 1) * int(config.get("coalesce_gap"))
+        if max_bytes is not None:
+            ranges = min(ranges, max(max_bytes, inner))
+        return self.index_size(spec) + ranges + inner
+
+    def _partial_steps(
+        self, spec: ChunkSpec, proj: ChunkProjection, key: str, max_bytes: int | None, into: np.ndarray | None
+    ) -> PartialSteps:
         size = self.index_size(spec)
         request = RangeRequest(0, size) if self.index_location == "start" else SuffixRequest(size)
         got = yield [request]
@@ -335,23 +354,28 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             return None
         index = self._parse_index(got[0], spec, key)
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
-        out = np.empty(indexer.out_shape, dtype=spec.dtype)
-        inner_projs = list(indexer)
+        fits = into is not None and into.shape == tuple(indexer.out_shape) and into.dtype == spec.dtype
+        out = into if fits else np.empty(indexer.out_shape, dtype=spec.dtype)
         cps = self.chunks_per_shard(spec)
         flat, empty = index.flat(), index.is_empty()
         wanted: list[tuple[ChunkProjection, int, int]] = []
-        for ip in inner_projs:
+        for ip in indexer:
             i = int(np.ravel_multi_index(ip.coords, cps))
             if empty[i]:
                 out[ip.out_selection] = spec.fill_value
             else:
                 wanted.append((ip, int(flat[i, 0]), int(flat[i, 1])))
-        if not wanted:
-            return out
-        groups = coalesce([(off, off + n) for _, off, n in wanted], config.get("coalesce_gap"))
-        blobs = yield [RangeRequest(start, stop - start) for start, stop, _ in groups]
-        if blobs is None:  # the shard vanished between the two requests
-            return None
+        for part in _steps_of(wanted, max_bytes):
+            groups = coalesce([(off, off + n) for _, off, n in part], config.get("coalesce_gap"))
+            blobs = yield [RangeRequest(start, stop - start) for start, stop, _ in groups]
+            if blobs is None:  # the shard vanished between the two requests
+                return None
+            self._decode_pieces(part, groups, blobs, spec, out, key)
+        return out
+
+    def _decode_pieces(self, wanted: list[tuple[ChunkProjection, int, int]], groups: list[Any], blobs: list[Any],
+                       spec: ChunkSpec, out: np.ndarray, key: str) -> None:
+        """Decode the inner chunks ``wanted`` from the coalesced ranges read into their place in ``out``."""
         pieces: list[Any] = [None] * len(wanted)
         for (start, stop, members), blob in zip(groups, blobs):
             if len(blob) != stop - start:
@@ -375,7 +399,6 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             out[ip.out_selection] = ip.select(chain.decode(pieces[m], inner, key))
 
         thread_map(dec, range(len(wanted)))
-        return out
 
     def encode_partial(
         self,
@@ -423,3 +446,22 @@ def _whole(shape: tuple[int, ...]) -> ChunkProjection:
         is_complete=True,
         dims=tuple(slice(0, n, 1) for n in shape),
     )
+
+
+def _steps_of(wanted: list[tuple[Any, int, int]], max_bytes: int | None) -> list[list[tuple[Any, int, int]]]:
+    """The inner chunks to read (``(projection, offset, length)``) in steps:
+    one step without ``max_bytes``; else in offset order, each step spanning at
+    most ``max_bytes`` of the shard (at least one inner chunk)."""
+    if not wanted:
+        return []
+    if max_bytes is None:
+        return [wanted]
+    steps: list[list[tuple[Any, int, int]]] = []
+    first = 0
+    for item in sorted(wanted, key=lambda w: w[1]):
+        if steps and item[1] + item[2] - first <= max_bytes:
+            steps[-1].append(item)
+        else:
+            steps.append([item])
+            first = item[1]
+    return steps

@@ -1,0 +1,345 @@
+"""The charts of the performance page, drawn from the benchmarks' results.
+
+    python -m benchmarks.charts                      # benchmarks/results/*.json -> docs/images/perf-*.png
+    python -m benchmarks.charts --results DIR --out DIR
+
+Each chart is drawn from the JSON one benchmark wrote; a chart whose results
+are missing is skipped (and said so):
+
+* ``perf-local.png`` from ``results.json`` (``python -m benchmarks``): how many
+  times faster (or leaner) zarrdask is than each peer, per case and operation;
+* ``perf-remote.png`` from ``remote.json`` (``python -m benchmarks.remote``): the
+  same at each added latency, for each of zarrdask's two URL paths;
+* ``perf-opens.png`` from ``opens.json`` (``python -m benchmarks.opens``): round
+  trips an open pays, against its budget and engine="zarr";
+* ``perf-opens-local.png`` from ``opens_local.json``
+  (``python -m benchmarks.opens_local``): open time against the number of members;
+* ``perf-rechunk.png`` from ``rechunk.json`` (``python -m benchmarks.rechunk``):
+  time and each worker's peak memory over ``max_mem``; ``perf-rechunk-s3.png``
+  the same from ``s3/rechunk.json`` (``python -m benchmarks.rechunk --store s3
+  --out benchmarks/results/s3``).
+
+Ratios are drawn on a log scale around 1, so "2x faster" and "2x slower" are
+the same length on either side of the line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from typing import Any, Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLORS = {"zarr-python": "tab:orange", "zarrs": "tab:red", "tensorstore": "tab:green", "dask": "tab:purple",
+          "rechunker": "tab:brown", 'engine="zarr"': "tab:orange", "zarrdask": "tab:blue"}
+LOCAL_OPS = (("write all", "write"), ("read all", "full read"), ("open + first 10x10 window", "open + first window"),
+             ("random 10x10 windows", "1,000 random windows"), ("peak memory of a full read", "peak memory"))
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _load(results_dir: str, name: str) -> dict | None:
+    path = os.path.join(results_dir, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def _ratio_axis(ax: Any, labels: list[str], series: dict[str, list[float | None]], title: str) -> None:
+    """Horizontal bars of ratios (>1: zarrdask ahead) on a log axis centred on 1."""
+    n, k = len(labels), max(1, len(series))
+    height = 0.8 / k
+    finite = [v for vals in series.values() for v in vals if v]
+    span = max([2.0] + [max(v, 1 / v) for v in finite]) * 1.25
+    for j, (peer, vals) in enumerate(series.items()):
+        ys = [i + (j - (k - 1) / 2) * height for i in range(n)]
+        widths = [v if v else 1.0 for v in vals]
+        ax.barh(ys, [math.log10(w) for w in widths], height, left=0, color=COLORS.get(peer), label=f"vs {peer}")
+        for y, v in zip(ys, vals, strict=True):
+            if v:
+                ax.annotate(f"{v:.2f}x", (math.log10(v), y), xytext=(3 if v >= 1 else -3, 0),
+                            textcoords="offset points", ha="left" if v >= 1 else "right", va="center", fontsize=7)
+    lim = math.log10(span)
+    ax.set_xlim(-lim, lim)
+    ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16) if abs(math.log10(t)) <= lim]
+    ax.set_xticks([math.log10(t) for t in ticks], [f"{t:g}x" for t in ticks])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(n), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def local_chart(results: dict, path: str) -> None:
+    plt = _plt()
+    rows = results["rows"]
+    cases = list(results["cases"])
+    peers = [p for p in ("zarr-python", "zarrs", "tensorstore") if p in results["meta"].get("impls", ()) or
+             any(r["vs"].get(p) for r in rows)]
+    fig, axes = plt.subplots(1, len(LOCAL_OPS), figsize=(16, 4.2), sharey=True)
+    for ax, (op, title) in zip(axes, LOCAL_OPS, strict=True):
+        series = {p: [next((r["vs"].get(p) for r in rows if r["case"] == c and op in r["operation"]), None)
+                      for c in cases] for p in peers}
+        _ratio_axis(ax, cases, series, title)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
+    m = results["meta"]
+    fig.suptitle(f"Local store: how many times faster (memory: leaner) zarrdask is than each peer "
+                 f"(right of the line: zarrdask ahead) - {m['size']}x{m['size']} float32, {m['threads']} threads",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _remote_paths(results: dict) -> list[str]:
+    names = {impl for op in results["rows"].values() for lat in op.values() for impl in lat}
+    return sorted(n for n in names if n.startswith("zarrdask"))
+
+
+def _remote_labels(results: dict) -> dict[str, str]:
+    from .remote import OPS
+
+    return dict(results.get("ops") or OPS)
+
+
+def remote_chart(results: dict, path: str) -> None:
+    plt = _plt()
+    labels = _remote_labels(results)
+    ops = [op for op in results["rows"]]
+    latencies = results["latencies_ms"]
+    ours = _remote_paths(results)
+    peers = [p for p in ("zarr-python", "tensorstore")
+             if any(p in lat for op in results["rows"].values() for lat in op.values())]
+    fig, axes = plt.subplots(len(latencies), len(ours), figsize=(max(11.0, 6.5 * len(ours)), 3.6 * len(latencies)), squeeze=False)
+    for r, latency in enumerate(latencies):
+        for c, ours_name in enumerate(ours):
+            def ratio(op: str, peer: str, ours_name: str = ours_name, latency: float = latency) -> float | None:
+                row = results["rows"][op].get(str(latency), {})
+                a, b = row.get(ours_name), row.get(peer)
+                if not a or not b or a.get("error") or b.get("error") or not a.get("ms") or not b.get("ms"):
+                    return None
+                return b["ms"] / a["ms"]
+            series = {p: [ratio(op, p) for op in ops] for p in peers}
+            _ratio_axis(axes[r][c], [labels.get(op, op) for op in ops], series,
+                        f"{ours_name}, {latency:g} ms added per request")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
+    fig.suptitle("HTTP and S3 (moto): how many times faster zarrdask is than each peer "
+                 "(right of the line: zarrdask ahead)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def opens_chart(results: dict, path: str) -> None:
+    plt = _plt()
+    rows = results["rows"]
+    labels = [r["label"] for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.55 * len(rows) + 1.4))
+    ys = range(len(rows))
+    ax.barh([y - 0.2 for y in ys], [r["zarrdask"]["round_trips"] for r in rows], 0.4, color=COLORS["zarrdask"],
+            label="zarrdask")
+    ax.barh([y + 0.2 for y in ys], [r["zarr"]["round_trips"] for r in rows], 0.4, color=COLORS['engine="zarr"'],
+            label='engine="zarr"')
+    for y, r in zip(ys, rows, strict=True):
+        ax.plot([r["budget"], r["budget"]], [y - 0.45, y + 0.45], color="black", linewidth=2,
+                label="budget" if y == 0 else None)
+    ax.set_yticks(list(ys), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("round trips paid by the open (fewer is better)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"Opening a dataset over a network with {results.get('latency_ms', 20):g} ms per request", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def opens_local_chart(results: dict, path: str) -> None:
+    plt = _plt()
+    ops = list(dict.fromkeys(r["operation"] for r in results["rows"]))
+    fig, axes = plt.subplots(1, len(ops), figsize=(3.2 * len(ops), 3.4), squeeze=False)
+    for ax, op in zip(axes[0], ops, strict=True):
+        rows = sorted((r for r in results["rows"] if r["operation"] == op), key=lambda r: r["members"])
+        xs = [r["members"] for r in rows]
+        for impl, key in (("zarrdask", "zarrdask_ms"), ('engine="zarr"', "zarr_ms")):
+            ys = [r.get(key) for r in rows]
+            if any(ys):
+                ax.plot(xs, ys, marker="o", color=COLORS[impl], label=impl)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(op, fontsize=9)
+        ax.set_xlabel("members")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("ms (lower is better)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Opening on local disk: time against the number of members (consolidated)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def rechunk_chart(results: dict, path: str) -> None:
+    plt = _plt()
+    from .rechunk import per_worker_peak
+
+    by: dict[tuple, dict[str, dict]] = {}
+    for r in results["runs"]:
+        if "error" not in r:
+            by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
+    keys = list(by)
+    labels = [f"{s}, {t}, {m / 1e6:g} MB" for s, t, m in keys]
+    impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in by[k] for k in keys)]
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 0.5 * len(keys) + 2.4), sharey=True)
+    height = 0.8 / len(impls)
+    for j, impl in enumerate(impls):
+        ys = [i + (j - (len(impls) - 1) / 2) * height for i in range(len(keys))]
+        times = [by[k].get(impl, {}).get("time", 0) for k in keys]
+        peaks = [per_worker_peak(by[k][impl], results["threads"]) / (k[2] / 2**20) if impl in by[k] else 0
+                 for k in keys]
+        ax_t.barh(ys, times, height, color=COLORS[impl], label=impl)
+        ax_m.barh(ys, peaks, height, color=COLORS[impl], label=impl)
+    ax_m.axvline(1.0, color="black", linestyle="--", linewidth=1, label="max_mem")
+    ax_m.axvline(1.1, color="grey", linestyle=":", linewidth=1, label="1.1x max_mem")
+    ax_m.set_xscale("log")
+    top = max([1.2] + [v for v in ax_m.get_xlim()])
+    ticks = [t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if t <= top * 1.5]
+    ax_m.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax_m.minorticks_off()
+    ax_t.set_xlabel("seconds (lower is better)")
+    ax_m.set_xlabel("peak memory per worker / max_mem (log; at or under 1 keeps the promise)")
+    ax_t.set_yticks(range(len(keys)), labels, fontsize=8)
+    ax_t.invert_yaxis()
+    for ax in (ax_t, ax_m):
+        ax.grid(axis="x", alpha=0.3)
+    handles, names = ax_m.get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
+    shape = "x".join(str(s) for s in results["shape"])
+    where = "local disk"
+    if results.get("store") == "s3":
+        where = f"S3 (moto, {results.get('latency', 0) * 1000:.0f} ms per request)"
+    fig.suptitle(f"Rechunking a {shape} float32 array on {where}: time and memory (scheduler, target, max_mem)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- compact tables for the performance page ---------------------------------------
+def _cell(v: float | None, digits: int = 0) -> str:
+    return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+def local_tables(results: dict) -> str:
+    """One narrow table per operation: a row per case, a column per implementation."""
+    rows, impls = results["rows"], results["meta"].get("impls") or ["zarrdask", "zarr-python", "zarrs", "tensorstore"]
+    out = []
+    for op, title in LOCAL_OPS:
+        mine = [r for r in rows if op in r["operation"] and r["case"] != "dask"]
+        if not mine:
+            continue
+        unit = mine[0]["unit"].split(" (")[0]
+        better = "higher" if unit == "MiB/s" else "lower"
+        out += [f"**{title}** ({unit}, {better} is better)", "",
+                "| case | " + " | ".join(impls) + " |", "|---|" + "---:|" * len(impls)]
+        for r in mine:
+            out.append(f"| {r['case']} | " + " | ".join(r["display"].get(i, "") for i in impls) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def remote_tables(results: dict) -> str:
+    labels = _remote_labels(results)
+    impls = _remote_paths(results) + [p for p in ("zarr-python", "tensorstore")
+                                      if any(p in lat for op in results["rows"].values() for lat in op.values())]
+    out = []
+    for latency in results["latencies_ms"]:
+        out += [f"**{latency:g} ms added to every request** (ms / requests; lower is better)", "",
+                "| operation | " + " | ".join(impls) + " |", "|---|" + "---:|" * len(impls)]
+        for op, by_latency in results["rows"].items():
+            row = by_latency.get(str(latency), {})
+            cells = []
+            for impl in impls:
+                r = row.get(impl)
+                cells.append("n/a" if r is None else "error" if r.get("error") else
+                             f"{r['ms']:,.0f} / {r['requests']}")
+            out.append(f"| {labels.get(op, op)} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def rechunk_tables(results: dict) -> str:
+    from .rechunk import per_worker_peak
+
+    by: dict[tuple, dict[str, dict]] = {}
+    for r in results["runs"]:
+        by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
+    impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in v for v in by.values())]
+    out = ["| scheduler, target, max_mem | " + " | ".join(f"{i} s" for i in impls) + " | "
+           + " | ".join(f"{i} peak (x max_mem)" for i in impls) + " |",
+           "|---|" + "---:|" * (2 * len(impls))]
+    for (scheduler, target, max_mem), got in by.items():
+        times, peaks = [], []
+        for impl in impls:
+            r = got.get(impl)
+            ok = r is not None and "error" not in r
+            times.append(f"{r['time']:.1f}" if ok else "n/a")
+            peaks.append(f"{per_worker_peak(r, results['threads']) / (max_mem / 2**20):.2f}x" if ok else "n/a")
+        out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | " + " | ".join(times + peaks) + " |")
+    return "\n".join(out) + "\n"
+
+
+TABLES: tuple[tuple[str, Callable[[dict], str]], ...] = (
+    ("results.json", local_tables), ("remote.json", remote_tables), ("rechunk.json", rechunk_tables),
+    ("s3/rechunk.json", rechunk_tables))
+
+
+CHARTS: tuple[tuple[str, str, Callable[[dict, str], None]], ...] = (
+    ("results.json", "perf-local.png", local_chart),
+    ("remote.json", "perf-remote.png", remote_chart),
+    ("opens.json", "perf-opens.png", opens_chart),
+    ("opens_local.json", "perf-opens-local.png", opens_local_chart),
+    ("rechunk.json", "perf-rechunk.png", rechunk_chart),
+    ("s3/rechunk.json", "perf-rechunk-s3.png", rechunk_chart),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.charts", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"))
+    p.add_argument("--out", default=os.path.join(ROOT, "docs", "images"))
+    args = p.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    for source, image, draw in CHARTS:
+        results = _load(args.results, source)
+        if results is None:
+            print(f"skipped {image}: no {os.path.join(args.results, source)}")
+            continue
+        draw(results, os.path.join(args.out, image))
+        print(f"wrote {os.path.join(args.out, image)}")
+    parts = []
+    for source, render in TABLES:
+        results = _load(args.results, source)
+        if results is not None:
+            parts.append(f"<!-- from {source} -->\n\n" + render(results))
+    tables = os.path.join(args.results, "perf-tables.md")
+    with open(tables, "w") as f:
+        f.write("\n".join(parts))
+    print(f"wrote {tables}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
