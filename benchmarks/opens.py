@@ -277,7 +277,12 @@ def _at_latencies(open_: Callable[[], float], server: Any, latencies: list[float
 
 
 def worker() -> None:
-    """The opens, asked for on stdin (``{"impl", "row"}``), timed on stdout (``{"ms"}``)."""
+    """The opens, asked for on stdin (``{"impl", "row"}``), timed on stdout
+    (``{"ms"}``). URLs go to fsspec (s3fs, fsspec's HTTP), as for engine="zarr";
+    zarrdask's obstore path is the row ``zarrdask+obstore``."""
+    import zarrdask
+
+    zarrdask.config.set(url_store="fsspec")
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -304,8 +309,8 @@ def table(results: dict[str, Any]) -> str:
         f"Latency {float(hi):g} ms per request (time of the best of {results['repeat']}; round trips: "
         f"(t{float(hi):g} - t{float(lo):g}) / {float(hi) - float(lo):g} ms, and waves in the server's log; "
         f"budget: what the open may cost)\n",
-        "| store | open | budget | zarrdask ms | round trips (time / log) | requests | "
-        "zarrdask + obstore ms | round trips (time / log) | engine=\"zarr\" ms | round trips (time / log) | requests |",
+        "| store | open | budget | zarrdask (fsspec) ms | round trips (time / log) | requests | "
+        "zarrdask (obstore) ms | round trips (time / log) | engine=\"zarr\" ms | round trips (time / log) | requests |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in results["rows"]:
@@ -341,7 +346,7 @@ def chart(results: dict[str, Any], path: str) -> None:
     for k, impl in enumerate(impls):
         xs = [i + (k - (len(impls) - 1) / 2) * width for i in range(len(labels))]
         ys = [r["impls"][impl][hi]["waves"] if impl in r["impls"] else 0 for r in results["rows"]]
-        name = 'engine="zarr"' if impl == "zarr" else impl
+        name = {"zarr": 'engine="zarr"', "zarrdask": "zarrdask (fsspec)", "zarrdask+obstore": "zarrdask (obstore)"}[impl]
         ax.bar(xs, ys, width, label=name)
     for i, r in enumerate(results["rows"]):
         ax.hlines(r["budget"], i - 0.45, i + 0.45, colors="black", linestyles="dashed",

@@ -168,8 +168,10 @@ def test_s3_opens_within_the_budget(s3_endpoint, s3_data, s3_storage_options, za
 @pytest.mark.parametrize("name, call, budget", CASES[:1] + CASES[2:3])
 def test_s3_with_fsspec_urls(s3_endpoint, s3_data, s3_storage_options, name, call, budget):
     """The same opens through s3fs (a URL and storage_options)."""
+    import zarrdask
+
     bucket, prefixes = s3_data
-    with serve_proxy(s3_endpoint) as proxy:
+    with serve_proxy(s3_endpoint) as proxy, zarrdask.config.set(url_store="fsspec"):
         options = dict(s3_storage_options, endpoint_url=proxy.url)
         url = f"s3://{bucket}/{prefixes[3]}/{name}"
         _open(url, "zarrdask", call, storage_options=options)
