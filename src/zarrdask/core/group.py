@@ -63,6 +63,42 @@ def node_from_docs(
                  consolidated=consolidated if consolidated is not None else node.consolidated)
 
 
+def _names_below(store: Store, path: str) -> list[str]:
+    """The names ``store.list_dir`` gives under ``path``, metadata documents left out."""
+    return [n for n in store.list_dir(path) if n not in METADATA_NAMES]
+
+
+def _names_or_none(store: Store, path: str) -> list[str] | None:
+    """:func:`_names_below`, or ``None`` if the listing fails: a member listed
+    before its document says it is a group may be an array whose prefix cannot
+    be listed; a group is listed again (and a failure raised) on its level."""
+    try:
+        return _names_below(store, path)
+    except (StoreError, OSError):
+        return None
+
+
+def _read_level(
+    store: Store, paths: list[str], formats: list[int], *, list_too: bool
+) -> tuple[list[NodeDocs | None], list[list[str] | None]]:
+    """The nodes at ``paths`` (one batched read per format) and, with
+    ``list_too``, every path's listing, all requested concurrently."""
+    jobs: list[Callable[[], Any]] = []
+    for fmt in sorted(set(formats)):
+        idx = [i for i, f in enumerate(formats) if f == fmt]
+        jobs.append(lambda idx=idx, fmt=fmt: (idx, read_nodes(store, [paths[i] for i in idx], fmt)))
+    if list_too:
+        jobs += [lambda p=p: _names_or_none(store, p) for p in paths]
+    results = io_map(lambda job: job(), jobs) if len(jobs) > 1 else [job() for job in jobs]
+    nodes: list[NodeDocs | None] = [None] * len(paths)
+    n_reads = len(set(formats))
+    for idx, found in results[:n_reads]:
+        for i, node in zip(idx, found):
+            nodes[i] = node
+    listings: list[list[str] | None] = list(results[n_reads:]) if list_too else [None] * len(paths)
+    return nodes, listings
+
+
 class Group(Node):
     """A Zarr group. Open or create one with :func:`zarrdask.open_group` or
     :func:`zarrdask.group`."""
@@ -170,14 +206,19 @@ class Group(Node):
         nodes = read_nodes(self._store, [join_path(self._path, n) for n in names], self.zarr_format)
         return [(n, node) for n, node in zip(names, nodes) if node is not None]
 
-    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, "Array | Group"], ...]:
+    def members(
+        self, max_depth: int | None = 0, *, listing: Sequence[str] | None = None
+    ) -> tuple[tuple[str, "Array | Group"], ...]:
         """``(name, node)`` pairs of the members, sorted by name.
 
         ``max_depth=0`` gives the direct children; ``None`` every descendant,
-        named by its path relative to this group.
+        named by its path relative to this group. ``listing``: the names the
+        store's ``list_dir`` gives for this group, if the caller read them
+        already (concurrently with the group's own metadata, say); they are
+        not listed again.
         """
         if self._consolidated is None:
-            return self._walk(max_depth)
+            return self._walk(max_depth, listing)
         return self._consolidated_members(self._consolidated, max_depth)
 
     @paused_gc()  # thousands of nodes may be built here (zarrdask._memory)
@@ -194,36 +235,45 @@ class Group(Node):
                 out.extend((f"{name}/{n}", c) for n, c in sub)
         return tuple(sorted(out, key=lambda x: x[0]))
 
-    def _walk(self, max_depth: int | None) -> tuple[tuple[str, "Array | Group"], ...]:
-        """:meth:`members` read level by level: the groups of one level are
-        listed concurrently and all their children's documents are read in one
-        batched call, so a remote hierarchy costs two round trips per level."""
+    def _walk(
+        self, max_depth: int | None, listing: Sequence[str] | None = None
+    ) -> tuple[tuple[str, "Array | Group"], ...]:
+        """:meth:`members` read level by level, one batch of requests per level.
+
+        On a remote store (capability ``streaming``) the prefix of every
+        member of a level is listed in the same batch that reads the members'
+        documents, whenever a deeper level is wanted: members that turn out to
+        be groups are then known with their children, and a hierarchy costs
+        one round trip per level (plus the root's listing), at the price of
+        one listing request per member (arrays included). Elsewhere the groups
+        of a level are listed first, then their children's documents read in
+        one batched call."""
         self._children_listable()
         store = self._store
+        remote = STREAMING in store.capabilities
         out: list[tuple[str, Array | Group]] = []
-        level: list[tuple[str, Group]] = [("", self)]
+        # (relative prefix, group, its listing if already read)
+        level: list[tuple[str, Group, list[str] | None]] = [
+            ("", self, None if listing is None else [n for n in listing if n not in METADATA_NAMES])]
         depth = 0
         while level:
-            listings = (io_map if STREAMING in store.capabilities else _serial_map)(
-                lambda item: [n for n in store.list_dir(item[1]._path) if n not in METADATA_NAMES], level
-            )
-            rels = [f"{prefix}{n}" for (prefix, _), names in zip(level, listings) for n in names]
-            paths = [join_path(group._path, n) for (_, group), names in zip(level, listings) for n in names]
+            missing = [g for _, g, names in level if names is None]
+            listed = iter((io_map if remote else _serial_map)(lambda g: _names_below(store, g._path), missing))
+            level = [(p, g, names if names is not None else next(listed)) for p, g, names in level]
+            deeper = max_depth is None or depth < max_depth
+            rels = [f"{prefix}{n}" for prefix, _, names in level for n in names]
+            paths = [join_path(group._path, n) for _, group, names in level for n in names]
             # each group's format: children of a v2 group are v2 documents (and v3 ones of v3)
-            formats = [group.zarr_format for (_, group), names in zip(level, listings) for _ in names]
-            nodes: list[NodeDocs | None] = [None] * len(paths)
-            for fmt in sorted(set(formats)):
-                idx = [i for i, f in enumerate(formats) if f == fmt]
-                for i, node in zip(idx, read_nodes(store, [paths[i] for i in idx], fmt)):
-                    nodes[i] = node
+            formats = [group.zarr_format for _, group, names in level for _ in names]
+            nodes, listings = _read_level(store, paths, formats, list_too=remote and deeper)
             level = []
-            for rel, node in zip(rels, nodes):
+            for rel, node, names in zip(rels, nodes, listings):
                 if node is None:
                     continue
                 child = node_from_docs(store, node, read_only=self._read_only)
                 out.append((rel, child))
-                if isinstance(child, Group) and (max_depth is None or depth < max_depth):
-                    level.append((rel + "/", child))
+                if isinstance(child, Group) and deeper:
+                    level.append((rel + "/", child, names))
             depth += 1
         return tuple(sorted(out, key=lambda x: x[0]))
 

@@ -29,7 +29,8 @@ while it runs:
   ``If-Match``, as some servers do;
 * ``log``: a :class:`RequestLog` of every request — a :class:`Request` each
   with method, path, ``Range``, ``If-Match``, start and end times, status and
-  bytes — with counts and totals.
+  bytes — with counts and totals, and the round trips a client paid
+  (:meth:`RequestLog.waves`: which requests waited for which).
 
 Every socket has ``TCP_NODELAY``: without it, an answer written in two pieces
 (headers, body) waits for the client's delayed ACK, about 40 ms on Linux.
@@ -114,6 +115,24 @@ class RequestLog:
         """How many requests (of ``method``), failed ones included."""
         with self._lock:
             return sum(1 for r in self._requests if method is None or r.method == method)
+
+    def waves(self) -> list[int]:
+        """The wave of every request in :attr:`requests` (same order): 1 for a
+        request that started before any other had ended, otherwise 1 + the
+        highest wave among the requests that had ended before it started.
+        A client that waits for an answer before asking again puts its next
+        request in a later wave; requests sent together share a wave."""
+        done = self.requests
+        waves: list[int] = []
+        for i, r in enumerate(done):
+            before = [w for q, w in zip(done[:i], waves) if q.end <= r.start]
+            waves.append(1 + max(before, default=0))
+        return waves
+
+    def round_trips(self) -> int:
+        """The number of waves (see :meth:`waves`): the round trips the client
+        paid, whatever the latency (0 when nothing was asked)."""
+        return max(self.waves(), default=0)
 
     def summary(self) -> dict:
         """``{"requests", "by_method", "bytes_sent", "bytes_received"}``: counts and body bytes."""

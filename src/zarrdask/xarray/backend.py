@@ -58,10 +58,13 @@ from .._memory import paused_gc
 from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, node_from_docs
-from ..core.nodes import ZARRAY, key_of, read_nodes
-from ..errors import MetadataError, warn
+from .._pool import io_map
+from ..core.nodes import ZARRAY, NodeDocs, key_of, read_nodes
+from ..errors import MetadataError, StoreError, warn
 from ..storage.abc import Store
+from ..storage.capabilities import STREAMING
 from ..storage.keys import normalize_path
+from .eager import load_all, read_at_open
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
@@ -123,15 +126,32 @@ class ZarrdaskBackendArray(BackendArray):
     """A lazy, picklable, thread-safe view of one zarrdask array for xarray.
 
     The array is kept as ``_array`` (xarray treats an ``array`` attribute as a
-    wrapped array to unwrap); ``get_array()`` returns it.
+    wrapped array to unwrap); ``get_array()`` returns it. After :meth:`load`
+    (the backend loads, when a dataset is opened, what xarray reads while
+    opening it) reads are answered from memory.
     """
 
-    __slots__ = ("_array", "shape", "dtype")
+    __slots__ = ("_array", "shape", "dtype", "_values")
 
     def __init__(self, array: Array) -> None:
         self._array = array
         self.shape = array.shape
         self.dtype = array.dtype
+        self._values: np.ndarray | None = None
+
+    def load(self) -> None:
+        """Read the whole array now; later reads are answered from memory."""
+        if self._values is None:
+            self._values = self._as_array(self._array.get_basic_selection(Ellipsis))
+
+    def unload(self) -> None:
+        """Forget what :meth:`load` read: later reads go to the store again."""
+        self._values = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether :meth:`load` has read the values."""
+        return self._values is not None
 
     def get_array(self) -> Array:
         return self._array
@@ -141,11 +161,15 @@ class ZarrdaskBackendArray(BackendArray):
         return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self.dtype)
 
     def _outer(self, key: tuple) -> np.ndarray:
+        if self._values is not None:  # a copy: the caller may write into what it gets
+            return np.array(indexing.NumpyIndexingAdapter(self._values).oindex[indexing.OuterIndexer(key)])
         if any(isinstance(k, np.ndarray) for k in key):
             return self._as_array(self._array.get_orthogonal_selection(key))
         return self._as_array(self._array.get_basic_selection(key))
 
     def _points(self, key: tuple) -> np.ndarray:
+        if self._values is not None:
+            return np.array(self._values[key])
         return self._as_array(self._array.get_coordinate_selection(key))
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
@@ -230,13 +254,14 @@ def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def array_variable(array: Array, use_zarr_fill_value_as_mask: bool | None = None,
-                   try_nczarr: bool = False) -> Variable:
+                   try_nczarr: bool = False, backend: ZarrdaskBackendArray | None = None) -> Variable:
     """The array as a lazy, still CF-encoded xarray Variable, with the encoding
-    and the ``_FillValue`` attribute xarray's zarr engine gives it."""
+    and the ``_FillValue`` attribute xarray's zarr engine gives it (``backend``:
+    the array's :class:`ZarrdaskBackendArray`, if made already)."""
     if use_zarr_fill_value_as_mask is None:
         use_zarr_fill_value_as_mask = array.zarr_format == 2
     dims, attrs = dims_and_attrs(array, try_nczarr)
-    data = indexing.LazilyIndexedArray(ZarrdaskBackendArray(array))
+    data = indexing.LazilyIndexedArray(backend if backend is not None else ZarrdaskBackendArray(array))
     encoding = array_encoding(array, dims)
     if use_zarr_fill_value_as_mask:
         if array.fill_value is not None:
@@ -253,18 +278,40 @@ class ZarrdaskDataStore(AbstractDataStore):
     """The variables and attributes of one zarrdask group (or of one array), for xarray."""
 
     def __init__(self, node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None,
-                 try_nczarr: bool = True) -> None:
+                 try_nczarr: bool = True, arrays: list[tuple[str, Array]] | None = None) -> None:
+        """``arrays``: the group's arrays (``(name, array)``), if read already."""
         self.group = node if isinstance(node, Group) else None
         self._attrs_of = node
         if isinstance(node, Array):
             self._arrays = [(node.basename or "data", node)]
+        elif arrays is not None:
+            self._arrays = list(arrays)
         else:
             self._arrays = [(n, a) for n, a in node.members() if isinstance(a, Array)]
         self._mask = use_zarr_fill_value_as_mask
         self._nczarr = try_nczarr
+        self._backends = {n: ZarrdaskBackendArray(a) for n, a in self._arrays}
+
+    def read_at_open(self, decode_times: Any = True, drop_variables: Iterable[str] = ()
+                     ) -> tuple[list[ZarrdaskBackendArray], list[ZarrdaskBackendArray]]:
+        """The backend arrays of the variables xarray reads while opening the
+        dataset (see :func:`zarrdask.xarray.eager.read_at_open`), not loaded
+        yet: ``(index coordinates, others)``."""
+        dims = {}
+        for n, a in self._arrays:
+            try:
+                dims[n] = dims_and_attrs(a, self._nczarr)
+            except KeyError:  # xarray names the problem when it gets the variables
+                continue
+        indexes, others = read_at_open(
+            {n: (d, attrs, self._backends[n].shape, self._backends[n].dtype) for n, (d, attrs) in dims.items()},
+            decode_times=decode_times, drop_variables=drop_variables,
+        )
+        return ([self._backends[n] for n in indexes if not self._backends[n].loaded],
+                [self._backends[n] for n in others if not self._backends[n].loaded])
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
-        return array_variable(array, self._mask, self._nczarr)
+        return array_variable(array, self._mask, self._nczarr, self._backends.get(name))
 
     def get_variables(self) -> FrozenDict:
         return FrozenDict((n, self.open_store_variable(n, a)) for n, a in self._arrays)
@@ -308,34 +355,31 @@ def _open_node(
     consolidated: bool | None,
     zarr_format: int | None,
     storage_options: dict[str, Any] | None,
-) -> Group | Array:
-    """The group (or array) to read, opened as engine="zarr" opens it."""
+) -> tuple[Group | Array, list[str] | None]:
+    """The group (or array) to read, opened as engine="zarr" opens it, and
+    the group's listing when it was read with the metadata (else ``None``)."""
     if isinstance(filename_or_obj, (Group, Array)):
         if group:
             if not isinstance(filename_or_obj, Group):
                 raise ValueError(f"group={group!r} was given, but {filename_or_obj!r} is an array")
-            return filename_or_obj[normalize_path(group)]
-        return filename_or_obj
+            return filename_or_obj[normalize_path(group)], None
+        return filename_or_obj, None
     store, base = _as_store(filename_or_obj, "r" if mode == "r" else "r+" if mode == "r+" else "a",
                             storage_options)
     path = normalize_path("/".join(p for p in (base, normalize_path(group)) if p))
     if mode in ("w", "w-"):
-        return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+        return open_group(store, path=path, mode=mode, zarr_format=zarr_format), None
     if not getattr(store, "supports_consolidated_metadata", True):
         consolidated = False
     use = consolidated is not False
-    # consolidated metadata is looked for at the root, as engine="zarr" does;
-    # the root and the group are read in one batch
-    paths = ["", path] if path else [""]
-    found = dict(zip(paths, read_nodes(store, paths, zarr_format, consolidated=use)))
-    root, node = found[""], found[path]
+    root, node, listing = _read_top(store, path, zarr_format, consolidated)
     read_only = mode == "r"
     if use and root is not None and root.node_type == "group" and root.consolidated is not None:
         top = node_from_docs(store, root, read_only=read_only)
-        return top[path] if path else top
+        return (top[path] if path else top), None
     if node is None:
         if mode == "a":
-            return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+            return open_group(store, path=path, mode=mode, zarr_format=zarr_format), None
         raise FileNotFoundError(f"No group found in store {store!r} at path {'/' + path!r}")
     if node.node_type == "group" and node.consolidated is None:
         if consolidated:
@@ -346,14 +390,55 @@ def _open_node(
             )
         if consolidated is None:
             warn(_NO_CONSOLIDATED, RuntimeWarning)
-    return node_from_docs(store, node, read_only=read_only)
+    return node_from_docs(store, node, read_only=read_only), listing if node.node_type == "group" else None
 
 
-def _groups_below(root: Group | Array) -> list[tuple[str, Group | Array]]:
-    out: list[tuple[str, Group | Array]] = [("/", root)]
-    if isinstance(root, Group):
-        out += [("/" + name, node) for name, node in root.members(max_depth=None) if isinstance(node, Group)]
-    return out
+def _read_top(store: Store, path: str, zarr_format: int | None,
+              consolidated: bool | None) -> tuple[NodeDocs | None, NodeDocs | None, list[str] | None]:
+    """The root's and the group's documents (consolidated metadata is looked
+    for at the root, as engine="zarr" does), in one batch whatever the format;
+    on a remote store that can list, unless consolidated metadata is required,
+    the group's listing in the same batch (it is needed if there is no
+    consolidated metadata, and costs no round trip of its own)."""
+    paths = ["", path] if path else [""]
+    use = consolidated is not False
+    jobs: list[Any] = [lambda: read_nodes(store, paths, zarr_format, consolidated=use, at_once=True)]
+    if consolidated is not True and store.listable and STREAMING in store.capabilities:
+        jobs.append(lambda: _listing_or_none(store, path))
+    results = io_map(lambda job: job(), jobs)
+    found = dict(zip(paths, results[0]))
+    return found[""], found[path], results[1] if len(results) > 1 else None
+
+
+def _listing_or_none(store: Store, path: str) -> list[str] | None:
+    """``store.list_dir(path)``, or ``None`` if listing fails (a bucket that
+    may be read but not listed, say): it is only needed without consolidated
+    metadata, and then the members' walk lists again and names the failure."""
+    try:
+        return store.list_dir(path)
+    except (StoreError, OSError, PermissionError):
+        return None
+
+
+def _members(node: Group | Array, listing: list[str] | None, max_depth: int | None) -> list[tuple[str, Any]]:
+    """The members of a group (none for an array)."""
+    return list(node.members(max_depth, listing=listing)) if isinstance(node, Group) else []
+
+
+def _stores_below(root: Group | Array, listing: list[str] | None,
+                  use_zarr_fill_value_as_mask: bool | None) -> dict[str, "ZarrdaskDataStore"]:
+    """A data store for every group at and below ``root`` (keyed ``"/"``,
+    ``"/child"``, …), from one walk of the hierarchy."""
+    members = _members(root, listing, None)
+    groups: dict[str, Group | Array] = {"": root, **{n: m for n, m in members if isinstance(m, Group)}}
+    arrays: dict[str, list[tuple[str, Array]]] = {n: [] for n in groups}
+    for name, member in members:
+        if isinstance(member, Array):
+            parent, _, base = name.rpartition("/")
+            arrays[parent].append((base, member))
+    return {"/" + name: ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
+                                          arrays=arrays[name] if isinstance(node, Group) else None)
+            for name, node in groups.items()}
 
 
 class ZarrdaskBackendEntrypoint(BackendEntrypoint):
@@ -415,21 +500,37 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         ``engine`` is accepted and ignored, as engine="zarr" does;
         ``cache_members`` too: members are read once, when the dataset is opened.
         """
-        node = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
-                          consolidated=consolidated, zarr_format=zarr_format, storage_options=storage_options)
-        return self._dataset(
-            node, use_zarr_fill_value_as_mask,
+        node, listing = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
+                                   consolidated=consolidated, zarr_format=zarr_format,
+                                   storage_options=storage_options)
+        arrays = [(n, a) for n, a in _members(node, listing, 0) if isinstance(a, Array)]
+        # NCZarr dimension references are looked for when reading only, as engine="zarr" does
+        data = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
+                                 arrays=arrays if isinstance(node, Group) else None)
+        return self._datasets(
+            {"/": data},
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta,
-        )
+        )["/"]
 
     @staticmethod
-    @paused_gc()  # a variable and its decoding make many objects that live on (zarrdask._memory)
-    def _dataset(node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None, **decode: Any) -> Any:
-        # NCZarr dimension references are looked for when reading only, as engine="zarr" does
-        store = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only)
-        return StoreBackendEntrypoint().open_dataset(store, **decode)
+    @paused_gc()  # variables and their decoding make many objects that live on (zarrdask._memory)
+    def _datasets(stores: dict[str, "ZarrdaskDataStore"], **decode: Any) -> dict[str, Any]:
+        """xarray's Datasets of ``stores``; what xarray reads while it opens them
+        is read first, for all of them in one batch (:mod:`zarrdask.xarray.eager`).
+        Index coordinates stay in memory (xarray may build the indexes after
+        this returns); the values read for time decoding are forgotten once
+        the datasets are made (later loads read the store again)."""
+        early = [s.read_at_open(decode.get("decode_times", True), decode.get("drop_variables") or ())
+                 for s in stores.values()]
+        others = [b for _, found in early for b in found]
+        load_all([b for found, _ in early for b in found] + others)
+        try:
+            return {name: StoreBackendEntrypoint().open_dataset(s, **decode) for name, s in stores.items()}
+        finally:
+            for b in others:
+                b.unload()
 
     def open_groups_as_dict(
         self,
@@ -446,10 +547,9 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         """Every group at and below ``group`` as a Dataset, keyed ``"/"``,
         ``"/child"``, … (paths relative to ``group``); with consolidated
         metadata, one metadata read in all."""
-        root = _open_node(filename_or_obj, group=group, mode=mode, consolidated=consolidated,
-                          zarr_format=zarr_format, storage_options=storage_options)
-        return {name: self._dataset(node, use_zarr_fill_value_as_mask, **decode)
-                for name, node in _groups_below(root)}
+        root, listing = _open_node(filename_or_obj, group=group, mode=mode, consolidated=consolidated,
+                                   zarr_format=zarr_format, storage_options=storage_options)
+        return self._datasets(_stores_below(root, listing, use_zarr_fill_value_as_mask), **decode)
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
         """The groups at and below ``group`` as a ``DataTree`` (keywords as
