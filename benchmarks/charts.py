@@ -143,51 +143,44 @@ def remote_chart(results: dict, path: str) -> None:
 
 
 def opens_chart(results: dict, path: str) -> None:
+    """Round trips (request waves in the server's log) and time of each open at
+    the highest latency, per implementation, each open's budget marked."""
     plt = _plt()
+    from .opens import IMPLS, NAMES
+
+    hi = str(max(results["latencies_ms"]))
     rows = results["rows"]
-    labels = [r["label"] for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.55 * len(rows) + 1.4))
-    ys = range(len(rows))
-    ax.barh([y - 0.2 for y in ys], [r["zarrdask"]["round_trips"] for r in rows], 0.4, color=COLORS["zarrdask"],
-            label="zarrdask")
-    ax.barh([y + 0.2 for y in ys], [r["zarr"]["round_trips"] for r in rows], 0.4, color=COLORS['engine="zarr"'],
-            label='engine="zarr"')
-    for y, r in zip(ys, rows, strict=True):
-        ax.plot([r["budget"], r["budget"]], [y - 0.45, y + 0.45], color="black", linewidth=2,
-                label="budget" if y == 0 else None)
-    ax.set_yticks(list(ys), labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("round trips paid by the open (fewer is better)")
-    ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(f"Opening a dataset over a network with {results.get('latency_ms', 20):g} ms per request", fontsize=10)
-    fig.tight_layout()
+    impls = [i for i in IMPLS if any(i in r["impls"] for r in rows)]
+    labels = [f"{r['store']}: {r['call']}" for r in rows]
+    fig, (ax_w, ax_t) = plt.subplots(1, 2, figsize=(13, 0.6 * len(rows) + 2.2), sharey=True)
+    height = 0.8 / len(impls)
+    colors = {"zarrdask-obstore": "tab:blue", "zarrdask-fsspec": "tab:cyan", "zarr": "tab:orange"}
+    for k, impl in enumerate(impls):
+        ys = [i + (k - (len(impls) - 1) / 2) * height for i in range(len(rows))]
+        got = [r["impls"].get(impl, {}).get(hi, {}) for r in rows]
+        ax_w.barh(ys, [g.get("waves", 0) for g in got], height, color=colors.get(impl), label=NAMES[impl])
+        ax_t.barh(ys, [g.get("ms", 0) for g in got], height, color=colors.get(impl), label=NAMES[impl])
+    for i, r in enumerate(rows):
+        ax_w.plot([r["budget"]] * 2, [i - 0.45, i + 0.45], color="black", linewidth=2,
+                  label="budget" if i == 0 else None)
+    ax_w.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax_w.invert_yaxis()
+    ax_w.set_xlabel("round trips (fewer is better)")
+    ax_t.set_xlabel("time, ms (lower is better)")
+    for ax in (ax_w, ax_t):
+        ax.grid(axis="x", alpha=0.3)
+    handles, names = ax_w.get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
+    fig.suptitle(f"Opening a dataset with {float(hi):g} ms added to every request", fontsize=11)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def opens_local_chart(results: dict, path: str) -> None:
-    plt = _plt()
-    ops = list(dict.fromkeys(r["operation"] for r in results["rows"]))
-    fig, axes = plt.subplots(1, len(ops), figsize=(3.2 * len(ops), 3.4), squeeze=False)
-    for ax, op in zip(axes[0], ops, strict=True):
-        rows = sorted((r for r in results["rows"] if r["operation"] == op), key=lambda r: r["members"])
-        xs = [r["members"] for r in rows]
-        for impl, key in (("zarrdask", "zarrdask_ms"), ('engine="zarr"', "zarr_ms")):
-            ys = [r.get(key) for r in rows]
-            if any(ys):
-                ax.plot(xs, ys, marker="o", color=COLORS[impl], label=impl)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(op, fontsize=9)
-        ax.set_xlabel("members")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("ms (lower is better)")
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle("Opening on local disk: time against the number of members (consolidated)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from .opens_local import plot
+
+    plot(results["results"], path)
 
 
 def rechunk_chart(results: dict, path: str) -> None:
@@ -324,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     for source, image, draw in CHARTS:
         results = _load(args.results, source)
+        if results is None and source == "opens.json":  # the opens rows of the remote benchmark
+            results = (_load(args.results, "remote.json") or {}).get("opens")
         if results is None:
             print(f"skipped {image}: no {os.path.join(args.results, source)}")
             continue

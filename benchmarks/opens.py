@@ -165,48 +165,30 @@ def budget(store: str, call: str, depth: int = TREE_DEPTH) -> int:
 
 # -- the run -------------------------------------------------------------------
 def _targets(files_url: str, proxy_url: str, bucket: str) -> list[dict[str, Any]]:
-    """Every row: where it opens and with what (s3fs URLs for both engines; for
-    zarrdask also obstore's S3 store, its fast path)."""
+    """Every row: where it opens and with what (the same URL and
+    ``storage_options`` for every implementation)."""
     options = s3_options(proxy_url)
     rows = []
     for store, call in ROWS:
         name = ("tree" if call == "open_datatree" else "ds") + ("-flat" if "not" in store else "-cons")
         if store.startswith("HTTP"):
             rows.append({"store": store, "call": call, "url": f"{files_url}/{name}.zarr", "options": None,
-                         "server": "files", "obstore": None})
+                         "server": "files"})
         else:
             rows.append({"store": store, "call": call, "url": f"s3://{bucket}/{name}.zarr", "options": options,
-                         "server": "proxy", "obstore": (bucket, f"{name}.zarr", proxy_url)})
+                         "server": "proxy"})
     return rows
 
 
-def _obstore_store(bucket: str, prefix: str, endpoint: str) -> Any:
-    from obstore.store import S3Store
-
-    from zarrdask.storage.obstore import ObstoreStore
-
-    return ObstoreStore(S3Store(bucket, prefix=prefix, endpoint=endpoint, region="us-east-1", access_key_id="x",
-                                secret_access_key="y", virtual_hosted_style_request=False,
-                                client_options={"allow_http": True}))
+#: zarrdask's two URL paths (the setting ``url_store``) and engine="zarr"
+IMPLS = {"zarrdask-obstore": "obstore", "zarrdask-fsspec": "fsspec", "zarr": None}
 
 
 def _impls(row: dict[str, Any]) -> dict[str, Callable[[], Callable[[], Any]]]:
     """``{implementation: a function making a new opener}`` (new store objects each time)."""
-    consolidated = None
-    out = {
-        "zarrdask": lambda: opener("zarrdask", row["call"], row["url"], consolidated=consolidated,
-                                   storage_options=row["options"]),
-        "zarr": lambda: opener("zarr", row["call"], row["url"], consolidated=consolidated,
-                               storage_options=row["options"]),
-    }
-    if row["obstore"] is not None:
-        try:
-            import obstore  # noqa: F401
-        except ImportError:
-            return out
-        out["zarrdask+obstore"] = lambda: opener(
-            "zarrdask", row["call"], _obstore_store(*row["obstore"]), consolidated=consolidated)
-    return out
+    return {impl: (lambda impl=impl: opener("zarr" if impl == "zarr" else "zarrdask", row["call"], row["url"],
+                                            consolidated=None, storage_options=row["options"]))
+            for impl in IMPLS}
 
 
 def run(latencies: list[float], repeat: int) -> dict[str, Any]:
@@ -278,18 +260,17 @@ def _at_latencies(open_: Callable[[], float], server: Any, latencies: list[float
 
 def worker() -> None:
     """The opens, asked for on stdin (``{"impl", "row"}``), timed on stdout
-    (``{"ms"}``). URLs go to fsspec (s3fs, fsspec's HTTP), as for engine="zarr";
-    zarrdask's obstore path is the row ``zarrdask+obstore``."""
+    (``{"ms"}``); zarrdask's URLs go where the implementation's ``url_store``
+    says, engine="zarr"'s to fsspec (s3fs, fsspec's HTTP)."""
     import zarrdask
 
-    zarrdask.config.set(url_store="fsspec")
     for line in sys.stdin:
         if not line.strip():
             continue
         task = json.loads(line)
         try:
             open_ = _impls(task["row"])[task["impl"]]()
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), zarrdask.config.set(url_store=IMPLS[task["impl"]] or "auto"):
                 warnings.simplefilter("ignore")
                 t0 = time.perf_counter()
                 open_()
@@ -309,55 +290,26 @@ def table(results: dict[str, Any]) -> str:
         f"Latency {float(hi):g} ms per request (time of the best of {results['repeat']}; round trips: "
         f"(t{float(hi):g} - t{float(lo):g}) / {float(hi) - float(lo):g} ms, and waves in the server's log; "
         f"budget: what the open may cost)\n",
-        "| store | open | budget | zarrdask (fsspec) ms | round trips (time / log) | requests | "
-        "zarrdask (obstore) ms | round trips (time / log) | engine=\"zarr\" ms | round trips (time / log) | requests |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| store | open | budget | " + " | ".join(f"{NAMES[i]}: ms, round trips (time / log), requests"
+                                                 for i in IMPLS) + " |",
+        "|---|---|---:|" + "---:|" * len(IMPLS),
     ]
     for row in results["rows"]:
         cells = []
-        for impl in ("zarrdask", "zarrdask+obstore", "zarr"):
+        for impl in IMPLS:
             m = row["impls"].get(impl)
             if m is None:
-                cells += ["n/a", "n/a"] + ([] if impl == "zarrdask+obstore" else ["n/a"])
+                cells.append("n/a")
                 continue
             trips = m.get("round_trips_from_time")
-            cells += [f"{m[hi]['ms']:,.0f}", f"{trips:.1f} / {m[hi]['waves']}" if trips is not None
-                      else f"{m[hi]['waves']}"]
-            if impl != "zarrdask+obstore":
-                cells.append(f"{m[hi]['requests']}")
+            trips_text = f"{trips:.1f} / {m[hi]['waves']}" if trips is not None else f"{m[hi]['waves']}"
+            cells.append(f"{m[hi]['ms']:,.0f}, {trips_text}, {m[hi]['requests']}")
         lines.append(f"| {row['store']} | `{row['call']}` | {row['budget']} | " + " | ".join(cells) + " |")
     lines.append(f"\nThe DataTree's deepest nodes are {results['tree_depth']} levels below its root.")
     return "\n".join(lines)
 
 
-def chart(results: dict[str, Any], path: str) -> None:
-    """Bars of round trips (waves in the log, at the highest latency) per open,
-    for each implementation, with each open's budget marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    hi = str(max(results["latencies_ms"]))
-    impls = [i for i in ("zarrdask", "zarrdask+obstore", "zarr") if any(i in r["impls"] for r in results["rows"])]
-    labels = [f"{r['store']}\n{r['call']}" for r in results["rows"]]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    width = 0.8 / len(impls)
-    for k, impl in enumerate(impls):
-        xs = [i + (k - (len(impls) - 1) / 2) * width for i in range(len(labels))]
-        ys = [r["impls"][impl][hi]["waves"] if impl in r["impls"] else 0 for r in results["rows"]]
-        name = {"zarr": 'engine="zarr"', "zarrdask": "zarrdask (fsspec)", "zarrdask+obstore": "zarrdask (obstore)"}[impl]
-        ax.bar(xs, ys, width, label=name)
-    for i, r in enumerate(results["rows"]):
-        ax.hlines(r["budget"], i - 0.45, i + 0.45, colors="black", linestyles="dashed",
-                  label="budget" if i == 0 else None)
-    ax.set_xticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylabel("round trips (request waves)")
-    ax.set_title(f"Opening a dataset: round trips at {float(hi):g} ms per request")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+NAMES = {"zarrdask-obstore": "zarrdask (obstore)", "zarrdask-fsspec": "zarrdask (fsspec)", "zarr": 'engine="zarr"'}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -378,7 +330,9 @@ def main(argv: list[str] | None = None) -> None:
     base = os.path.splitext(args.out)[0]
     with open(base + ".md", "w") as f:
         f.write(text + "\n")
-    chart(results, base + ".png")
+    from .charts import opens_chart
+
+    opens_chart(results, base + ".png")
     print(text)
 
 

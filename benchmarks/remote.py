@@ -11,8 +11,11 @@ and a v3 group of 100 small arrays without consolidated metadata. Each
 implementation runs in its own process, moto in another; the HTTP server and
 the proxy run in this one. zarrdask runs twice: ``zarrdask-fsspec`` opens the
 URLs through fsspec (s3fs, fsspec's HTTP) and ``zarrdask-obstore`` through
-obstore (setting ``url_store``), with the same ``storage_options``. Times are the best of ``--repeat``; requests and
-bytes are those of the last repetition (they do not vary).
+obstore (setting ``url_store``), with the same ``storage_options``. Times are
+the best of ``--repeat``; requests and bytes are those of the last repetition
+(they do not vary). The ``opens`` rows (on by default) are those of
+:mod:`benchmarks.opens`: a CF-like dataset and a DataTree opened with xarray,
+round trips and time, zarrdask against engine="zarr".
 """
 
 from __future__ import annotations
@@ -375,7 +378,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--latency", type=float, nargs="+", default=[0, 20], help="ms added to every request")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--impls", nargs="+", default=list(IMPLS))
-    p.add_argument("--ops", nargs="+", default=[op for op, _ in OPS])
+    p.add_argument("--ops", nargs="+", default=[op for op, _ in OPS] + ["opens"],
+                   help="rows to run; 'opens' runs the rows of benchmarks.opens (a CF-like dataset and a "
+                        "DataTree opened with xarray: round trips and time, zarrdask against engine=\"zarr\")")
     p.add_argument("--out", default="benchmarks/results/remote.json")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--http", help=argparse.SUPPRESS)
@@ -384,11 +389,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.worker:
         Worker(args.worker, args.http, args.s3).run()
         return
-    results = run(args.latency, args.repeat, args.impls, args.ops)
+    results = run(args.latency, args.repeat, args.impls, [op for op in args.ops if op != "opens"])
+    text = table(results)
+    if "opens" in args.ops:
+        from . import opens
+
+        results["opens"] = opens.run(args.latency, args.repeat)
+        text += "\n\n**Opening a dataset with xarray**\n\n" + opens.table(results["opens"])
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
-    text = table(results)
     with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
         f.write(text + "\n")
     print(text)
