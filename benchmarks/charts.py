@@ -55,23 +55,33 @@ def _load(results_dir: str, name: str) -> dict | None:
         return json.load(f)
 
 
+def _load_results(results_dir: str, name: str) -> dict | None:
+    """The results in ``name``; the opens rows may come from the remote benchmark's."""
+    results = _load(results_dir, name)
+    if results is None and name == "opens.json":
+        results = (_load(results_dir, "remote.json") or {}).get("opens")
+    return results
+
+
 def _ratio_axis(ax: Any, labels: list[str], series: dict[str, list[float | None]], title: str) -> None:
     """Horizontal bars of ratios (>1: zarrdask ahead) on a log axis centred on 1."""
     n, k = len(labels), max(1, len(series))
     height = 0.8 / k
     finite = [v for vals in series.values() for v in vals if v]
-    span = max([2.0] + [max(v, 1 / v) for v in finite]) * 1.25
+    # the axis stops at 6x either way; a bar beyond is cut there and keeps its figure
+    span = min(max([2.0] + [max(v, 1 / v) for v in finite]) * 1.25, 6.0)
     for j, (peer, vals) in enumerate(series.items()):
         ys = [i + (j - (k - 1) / 2) * height for i in range(n)]
-        widths = [v if v else 1.0 for v in vals]
+        widths = [min(max(v, 1 / span), span) if v else 1.0 for v in vals]
         ax.barh(ys, [math.log10(w) for w in widths], height, left=0, color=COLORS.get(peer), label=f"vs {peer}")
-        for y, v in zip(ys, vals, strict=True):
+        for y, v, w in zip(ys, vals, widths, strict=True):
             if v:
-                ax.annotate(f"{v:.2f}x", (math.log10(v), y), xytext=(3 if v >= 1 else -3, 0),
+                ax.annotate(f"{v:.2f}x", (math.log10(w), y), xytext=(3 if v >= 1 else -3, 0),
                             textcoords="offset points", ha="left" if v >= 1 else "right", va="center", fontsize=7)
     lim = math.log10(span)
     ax.set_xlim(-lim, lim)
-    ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16) if abs(math.log10(t)) <= lim]
+    ticks = [t for t in (0.25, 0.5, 1, 2, 4) if abs(math.log10(t)) <= lim]
+    lim *= 1.35  # room for the figures beside the longest bars
     ax.set_xticks([math.log10(t) for t in ticks], [f"{t:g}x" for t in ticks])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(n), labels, fontsize=8)
@@ -107,10 +117,18 @@ def _remote_paths(results: dict) -> list[str]:
     return sorted(n for n in names if n.startswith("zarrdask"))
 
 
+#: the remote benchmark's rows, as the page names them
+REMOTE_LABELS = {
+    "open100": "open 100 arrays by name", "open1": "open one array", "window": "1024² window, 4 shards",
+    "read_sharded": "full read, 4 shards", "read_chunked": "full read, 256 chunks",
+    "write_chunked": "S3 write, 256 chunks", "write_sharded": "S3 write, 4 shards",
+}
+
+
 def _remote_labels(results: dict) -> dict[str, str]:
     from .remote import OPS
 
-    return dict(results.get("ops") or OPS)
+    return {**dict(results.get("ops") or OPS), **REMOTE_LABELS}
 
 
 def remote_chart(results: dict, path: str) -> None:
@@ -293,8 +311,44 @@ def rechunk_tables(results: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def opens_tables(results: dict) -> str:
+    """Round trips (waves in the server's log), time and requests of each open
+    at the highest latency."""
+    from .opens import IMPLS, NAMES
+
+    hi = str(max(results["latencies_ms"]))
+    out = [f"**{float(hi):g} ms added to every request** (round trips / ms / requests; fewer is better)", "",
+           "| open | budget | " + " | ".join(NAMES[i] for i in IMPLS) + " |", "|---|---:|" + "---:|" * len(IMPLS)]
+    for row in results["rows"]:
+        cells = []
+        for impl in IMPLS:
+            m = row["impls"].get(impl, {}).get(hi)
+            cells.append("n/a" if m is None else f"{m['waves']} / {m['ms']:,.0f} / {m['requests']}")
+        out.append(f"| {row['store']}: `{row['call']}` | {row['budget']} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def opens_local_tables(results: dict) -> str:
+    """Per operation and format: each size's time, zarrdask against engine="zarr",
+    and how much zarrdask's time grows from the smallest size to the largest."""
+    sizes = sorted({r["members"] for r in results["rows"]})
+    by: dict[tuple, dict[int, dict]] = {}
+    for r in results["rows"]:
+        by.setdefault((r["operation"], r["format"]), {})[r["members"]] = r
+    out = ["| operation | format | " + " | ".join(f"{n:,} members: zarrdask / engine=\"zarr\" ms" for n in sizes)
+           + f" | zarrdask {sizes[-1] // sizes[0]}x members |", "|---|---|" + "---:|" * (len(sizes) + 1)]
+    for (op, fmt), got in by.items():
+        cells = [f"{_cell(got[n].get('zarrdask_ms'))} / {_cell(got[n].get('zarr_ms'))}" if n in got else "n/a"
+                 for n in sizes]
+        lo, hi = got.get(sizes[0], {}).get("zarrdask_ms"), got.get(sizes[-1], {}).get("zarrdask_ms")
+        cells.append(f"{hi / lo:.1f}x time" if lo and hi else "n/a")
+        out.append(f"| {op} | v{fmt} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 TABLES: tuple[tuple[str, Callable[[dict], str]], ...] = (
-    ("results.json", local_tables), ("remote.json", remote_tables), ("rechunk.json", rechunk_tables),
+    ("results.json", local_tables), ("remote.json", remote_tables), ("opens.json", opens_tables),
+    ("opens_local.json", opens_local_tables), ("rechunk.json", rechunk_tables),
     ("s3/rechunk.json", rechunk_tables))
 
 
@@ -316,9 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     for source, image, draw in CHARTS:
-        results = _load(args.results, source)
-        if results is None and source == "opens.json":  # the opens rows of the remote benchmark
-            results = (_load(args.results, "remote.json") or {}).get("opens")
+        results = _load_results(args.results, source)
         if results is None:
             print(f"skipped {image}: no {os.path.join(args.results, source)}")
             continue
@@ -326,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {os.path.join(args.out, image)}")
     parts = []
     for source, render in TABLES:
-        results = _load(args.results, source)
+        results = _load_results(args.results, source)
         if results is not None:
             parts.append(f"<!-- from {source} -->\n\n" + render(results))
     tables = os.path.join(args.results, "perf-tables.md")
