@@ -143,12 +143,9 @@ def _scheduler(task: dict):
 
 
 def _dir_bytes(path: str) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.path.getsize(os.path.join(root, name))
-    return total
+    from benchmarks.rechunk_s3 import bytes_under  # stdlib only for local paths
+
+    return bytes_under(path, None)
 
 
 def run(task: dict) -> dict:

@@ -17,6 +17,7 @@ import pytest
 
 import zarrdask
 from zarrdask.storage import store_from
+from zarrdask.testing.servers import RequestLog
 
 from ._sources import dump, kerchunk_refs, open_references, xr
 
@@ -45,15 +46,6 @@ def raw(source, name: str):
 def data_gets(server, name: str = "data.nc") -> list:
     return [r for r in server.log.requests if r.method == "GET" and r.path.endswith(name)]
 
-
-def overlapping(requests) -> int:
-    """The most requests that were in flight at one moment."""
-    events = sorted([(r.start, 1) for r in requests] + [(r.end, -1) for r in requests])
-    most = current = 0
-    for _, step in events:
-        current += step
-        most = max(most, current)
-    return most
 
 
 # -- HTTP --------------------------------------------------------------------------
@@ -97,7 +89,7 @@ def test_unmerged_ranges_of_one_target_file_are_concurrent(source, faulty_http):
     array[:]
     gets = data_gets(faulty_http)
     assert len(gets) == 6  # 3 x 2 x 1 chunks
-    assert overlapping(gets) > 1
+    assert RequestLog.most_in_flight(gets) > 1
 
 
 def test_several_target_files_are_fetched_concurrently(sources, faulty_http):
@@ -117,7 +109,7 @@ def test_several_target_files_are_fetched_concurrently(sources, faulty_http):
     np.testing.assert_array_equal(array[:], np.concatenate([raw(s, "temp") for s in sources]))
     gets = [r for r in faulty_http.log.requests if r.method == "GET"]
     assert sorted(r.path for r in gets) == ["/part0.nc", "/part1.nc"]  # one merged batch per file
-    assert overlapping(gets) == 2  # the two files at once
+    assert RequestLog.most_in_flight(gets) == 2  # the two files at once
 
 
 def test_missing_target_file_names_the_key(source, faulty_http):

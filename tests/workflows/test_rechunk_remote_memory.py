@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import zarrdask
-from zarrdask.testing.servers import serve_proxy
+from zarrdask.testing.servers import RequestLog, serve_proxy
 from zarrdask.workflows import rechunk
 
 MAX_MEM = 8_000_000
@@ -46,15 +46,6 @@ def _peak() -> int:
     return peak
 
 
-def _most_in_flight(requests: list) -> int:
-    """The most requests the server was answering at once."""
-    events = sorted([(r.start, 1) for r in requests] + [(r.end, -1) for r in requests])
-    most = now = 0
-    for _, step in events:
-        now += step
-        most = max(most, now)
-    return most
-
 
 @pytest.mark.network
 @pytest.mark.slow
@@ -84,7 +75,7 @@ def test_a_rechunk_from_s3_to_s3_keeps_each_worker_within_max_mem(s3_endpoint, s
         gets = [r for r in proxy.log.requests if r.method == "GET"]
     held = {worker: peak - base[worker] for worker, peak in peaks.items()}
     assert max(held.values()) <= 1.1 * MAX_MEM, (held, plan.peak_memory)
-    assert _most_in_flight(gets) >= 4  # a task's reads overlap
+    assert RequestLog.most_in_flight(gets) >= 4  # a task's reads overlap
     out = zarrdask.open_array(dst_url, mode="r", storage_options=s3_storage_options)
     assert out.chunks == (32, 32, 32)
     np.testing.assert_array_equal(out[...], data)

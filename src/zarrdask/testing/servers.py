@@ -129,6 +129,17 @@ class RequestLog:
             waves.append(1 + max(before, default=0))
         return waves
 
+    @staticmethod
+    def most_in_flight(requests: "list[Request]") -> int:
+        """The most of ``requests`` (from :attr:`requests`, filtered as
+        wanted) the server was answering at one moment."""
+        events = sorted([(r.start, 1) for r in requests] + [(r.end, -1) for r in requests])
+        most = now = 0
+        for _, step in events:
+            now += step
+            most = max(most, now)
+        return most
+
     def round_trips(self) -> int:
         """The number of waves (see :meth:`waves`): the round trips the client
         paid, whatever the latency (0 when nothing was asked)."""
