@@ -96,18 +96,20 @@ def local_chart(results: dict, path: str) -> None:
     cases = list(results["cases"])
     peers = [p for p in ("zarr-python", "zarrs", "tensorstore") if p in results["meta"].get("impls", ()) or
              any(r["vs"].get(p) for r in rows)]
-    fig, axes = plt.subplots(1, len(LOCAL_OPS), figsize=(16, 4.2), sharey=True)
-    for ax, (op, title) in zip(axes, LOCAL_OPS, strict=True):
+    fig, grid = plt.subplots(3, 2, figsize=(10, 11))
+    axes = grid.ravel()
+    for ax, (op, title) in zip(axes, LOCAL_OPS):
         series = {p: [next((r["vs"].get(p) for r in rows if r["case"] == c and op in r["operation"]), None)
                       for c in cases] for p in peers}
         _ratio_axis(ax, cases, series, title)
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(names), fontsize=9, frameon=False)
+    axes[-1].axis("off")
+    axes[-1].legend(handles, names, loc="center", fontsize=10, frameon=False,
+                    title="zarrdask's advantage\n(right of the line: zarrdask ahead)")
     m = results["meta"]
-    fig.suptitle(f"Local store: how many times faster (memory: leaner) zarrdask is than each peer "
-                 f"(right of the line: zarrdask ahead) - {m['size']}x{m['size']} float32, {m['threads']} threads",
-                 fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.suptitle(f"Local store, {m['size']}x{m['size']} float32, {m['threads']} threads: how many times faster "
+                 "(memory: leaner) zarrdask is", fontsize=11)
+    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -139,7 +141,8 @@ def remote_chart(results: dict, path: str) -> None:
     ours = _remote_paths(results)
     peers = [p for p in ("zarr-python", "tensorstore")
              if any(p in lat for op in results["rows"].values() for lat in op.values())]
-    fig, axes = plt.subplots(len(latencies), len(ours), figsize=(max(11.0, 6.5 * len(ours)), 3.6 * len(latencies)), squeeze=False)
+    fig, axes = plt.subplots(len(latencies), len(ours), figsize=(max(10.0, 5.5 * len(ours)), 4.0 * len(latencies)),
+                             squeeze=False)
     for r, latency in enumerate(latencies):
         for c, ours_name in enumerate(ours):
             def ratio(op: str, peer: str, ours_name: str = ours_name, latency: float = latency) -> float | None:
@@ -291,58 +294,60 @@ def remote_tables(results: dict) -> str:
 
 
 def rechunk_tables(results: dict) -> str:
+    """Two narrow tables: each run's time, and each worker's peak over ``max_mem``."""
     from .rechunk import per_worker_peak
 
     by: dict[tuple, dict[str, dict]] = {}
     for r in results["runs"]:
         by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
     impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in v for v in by.values())]
-    out = ["| scheduler, target, max_mem | " + " | ".join(f"{i} s" for i in impls) + " | "
-           + " | ".join(f"{i} peak (x max_mem)" for i in impls) + " |",
-           "|---|" + "---:|" * (2 * len(impls))]
-    for (scheduler, target, max_mem), got in by.items():
-        times, peaks = [], []
-        for impl in impls:
-            r = got.get(impl)
-            ok = r is not None and "error" not in r
-            times.append(f"{r['time']:.1f}" if ok else "n/a")
-            peaks.append(f"{per_worker_peak(r, results['threads']) / (max_mem / 2**20):.2f}x" if ok else "n/a")
-        out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | " + " | ".join(times + peaks) + " |")
-    return "\n".join(out) + "\n"
+    out = []
+    for title, value in (("time, s", lambda r, m: f"{r['time']:.1f}"),
+                         ("peak memory per worker / max_mem",
+                          lambda r, m: f"{per_worker_peak(r, results['threads']) / (m / 2**20):.2f}x")):
+        out += [f"**{title}**", "", "| scheduler, target, max_mem | " + " | ".join(impls) + " |",
+                "|---|" + "---:|" * len(impls)]
+        for (scheduler, target, max_mem), got in by.items():
+            cells = [value(got[i], max_mem) if i in got and "error" not in got[i] else "n/a" for i in impls]
+            out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def opens_tables(results: dict) -> str:
-    """Round trips (waves in the server's log), time and requests of each open
-    at the highest latency."""
+    """Round trips (waves in the server's log), then time, of each open at the
+    highest latency; a row per open, a column per implementation."""
     from .opens import IMPLS, NAMES
 
     hi = str(max(results["latencies_ms"]))
-    out = [f"**{float(hi):g} ms added to every request** (round trips / ms / requests; fewer is better)", "",
-           "| open | budget | " + " | ".join(NAMES[i] for i in IMPLS) + " |", "|---|---:|" + "---:|" * len(IMPLS)]
-    for row in results["rows"]:
-        cells = []
-        for impl in IMPLS:
-            m = row["impls"].get(impl, {}).get(hi)
-            cells.append("n/a" if m is None else f"{m['waves']} / {m['ms']:,.0f} / {m['requests']}")
-        out.append(f"| {row['store']}: `{row['call']}` | {row['budget']} | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+    out = []
+    # round trips: zarrdask's default URL path (obstore) against engine="zarr", beside the budget
+    for title, cell, extra, impls in (
+            ("round trips", lambda m: f"{m['waves']}", "budget", ["zarrdask-obstore", "zarr"]),
+            ("time, ms (requests)", lambda m: f"{m['ms']:,.0f} ({m['requests']})", None, list(IMPLS))):
+        out += [f"**{title}**, {float(hi):g} ms added to every request", "",
+                "| open | " + (f"{extra} | " if extra else "") + " | ".join(NAMES[i] for i in impls) + " |",
+                "|---|" + ("---:|" if extra else "") + "---:|" * len(impls)]
+        for row in results["rows"]:
+            cells = [cell(row["impls"][i][hi]) if i in row["impls"] else "n/a" for i in impls]
+            store = row["store"].replace(", consolidated", ", consolidated").replace("not consolidated", "unconsolidated")
+            lead = f"| {store}, `{row['call']}` | " + (f"{row['budget']} | " if extra else "")
+            out.append(lead + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def opens_local_tables(results: dict) -> str:
-    """Per operation and format: each size's time, zarrdask against engine="zarr",
-    and how much zarrdask's time grows from the smallest size to the largest."""
+    """Per operation and format: each size's time, zarrdask and engine="zarr"."""
     sizes = sorted({r["members"] for r in results["rows"]})
     by: dict[tuple, dict[int, dict]] = {}
     for r in results["rows"]:
         by.setdefault((r["operation"], r["format"]), {})[r["members"]] = r
-    out = ["| operation | format | " + " | ".join(f"{n:,} members: zarrdask / engine=\"zarr\" ms" for n in sizes)
-           + f" | zarrdask {sizes[-1] // sizes[0]}x members |", "|---|---|" + "---:|" * (len(sizes) + 1)]
+    heads = [f"{who}, {n:,}" for n in sizes for who in ("zarrdask", "zarr")]
+    out = ["| operation | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for (op, fmt), got in by.items():
-        cells = [f"{_cell(got[n].get('zarrdask_ms'))} / {_cell(got[n].get('zarr_ms'))}" if n in got else "n/a"
-                 for n in sizes]
-        lo, hi = got.get(sizes[0], {}).get("zarrdask_ms"), got.get(sizes[-1], {}).get("zarrdask_ms")
-        cells.append(f"{hi / lo:.1f}x time" if lo and hi else "n/a")
-        out.append(f"| {op} | v{fmt} | " + " | ".join(cells) + " |")
+        cells = [_cell(got.get(n, {}).get(key)) for n in sizes for key in ("zarrdask_ms", "zarr_ms")]
+        out.append(f"| {op}, v{fmt} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

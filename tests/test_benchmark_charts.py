@@ -61,4 +61,5 @@ def test_every_chart_and_table(tmp_path):
     assert "| v3-zstd | 100 | 50 | 90 | 80 |" in tables
     assert "| zarrdask-fsspec | zarrdask-obstore | zarr-python | tensorstore |" in tables
     assert "| 100 / 4 | 80 / 4 | 300 / 8 | 90 / 4 |" in tables  # 0 ms: fsspec, obstore, zarr-python, tensorstore
-    assert "| threads, plain, 64 MB | 2.0 | 4.0 | 0.82x | 8.19x |" in tables  # peak per thread / 61 MiB
+    assert "| threads, plain, 64 MB | 2.0 | 4.0 |" in tables
+    assert "| threads, plain, 64 MB | 0.82x | 8.19x |" in tables  # peak per thread / 61 MiB
