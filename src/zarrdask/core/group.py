@@ -68,10 +68,11 @@ def _names_below(store: Store, path: str) -> list[str]:
     return [n for n in store.list_dir(path) if n not in METADATA_NAMES]
 
 
-def _names_or_none(store: Store, path: str) -> list[str] | None:
-    """:func:`_names_below`, or ``None`` if the listing fails: a member listed
-    before its document says it is a group may be an array whose prefix cannot
-    be listed; a group is listed again (and a failure raised) on its level."""
+def names_or_none(store: Store, path: str) -> list[str] | None:
+    """:func:`_names_below`, or ``None`` if the listing fails: a listing read
+    ahead (a member's, before its document says it is a group; a group's,
+    before it is known whether consolidated metadata makes it unneeded) may be
+    refused, and the walk lists again on the group's level and names the failure."""
     try:
         return _names_below(store, path)
     except (StoreError, OSError):
@@ -88,7 +89,7 @@ def _read_level(
         idx = [i for i, f in enumerate(formats) if f == fmt]
         jobs.append(lambda idx=idx, fmt=fmt: (idx, read_nodes(store, [paths[i] for i in idx], fmt)))
     if list_too:
-        jobs += [lambda p=p: _names_or_none(store, p) for p in paths]
+        jobs += [lambda p=p: names_or_none(store, p) for p in paths]
     results = io_map(lambda job: job(), jobs) if len(jobs) > 1 else [job() for job in jobs]
     nodes: list[NodeDocs | None] = [None] * len(paths)
     n_reads = len(set(formats))

@@ -57,10 +57,10 @@ from .. import _json
 from .._memory import paused_gc
 from ..core.api import open_group, resolve_store
 from ..core.array import Array
-from ..core.group import Group, node_from_docs
+from ..core.group import Group, names_or_none, node_from_docs
 from .._pool import io_map
 from ..core.nodes import ZARRAY, NodeDocs, key_of, read_nodes
-from ..errors import MetadataError, StoreError, warn
+from ..errors import MetadataError, warn
 from ..storage.abc import Store
 from ..storage.capabilities import STREAMING
 from ..storage.keys import normalize_path
@@ -404,20 +404,10 @@ def _read_top(store: Store, path: str, zarr_format: int | None,
     use = consolidated is not False
     jobs: list[Any] = [lambda: read_nodes(store, paths, zarr_format, consolidated=use, at_once=True)]
     if consolidated is not True and store.listable and STREAMING in store.capabilities:
-        jobs.append(lambda: _listing_or_none(store, path))
+        jobs.append(lambda: names_or_none(store, path))
     results = io_map(lambda job: job(), jobs)
     found = dict(zip(paths, results[0]))
     return found[""], found[path], results[1] if len(results) > 1 else None
-
-
-def _listing_or_none(store: Store, path: str) -> list[str] | None:
-    """``store.list_dir(path)``, or ``None`` if listing fails (a bucket that
-    may be read but not listed, say): it is only needed without consolidated
-    metadata, and then the members' walk lists again and names the failure."""
-    try:
-        return store.list_dir(path)
-    except (StoreError, OSError, PermissionError):
-        return None
 
 
 def _members(node: Group | Array, listing: list[str] | None, max_depth: int | None) -> list[tuple[str, Any]]:
