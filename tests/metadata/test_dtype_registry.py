@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -25,6 +26,9 @@ from zarrdask.metadata.dtypes.fixed_strings import FixedLengthUTF32
 from zarrdask.metadata.dtypes.floats import Float
 from zarrdask.metadata.dtypes.integers import Integer
 from zarrdask.metadata.dtypes.raw import RawBits, RawBytes
+from zarrdask.metadata.dtypes.small_complexes import SmallComplex, complex_parts_dtype
+from zarrdask.metadata.dtypes.small_floats import SmallFloat
+from zarrdask.metadata.dtypes.small_ints import SmallInteger
 from zarrdask.metadata.dtypes.structured import Structured
 from zarrdask.metadata.dtypes.times import NumpyTime
 from zarrdask.metadata.dtypes.vlen import String, VariableLengthBytes
@@ -72,7 +76,17 @@ SAMPLES: dict[type[DataType], list[Sample]] = {
             Sample("float32", ">f4", (1.5, -np.inf, NAN_PAYLOAD_F4)),
             Sample("float64", "<f8", (np.pi, 1e300, np.nan))],
     Complex: [Sample("complex64", "<c8", (1 + 2j, complex(np.nan, np.inf))),
-              Sample("complex128", ">c16", (complex(-np.inf, 0.5), 0))],
+              Sample("complex128", ">c16", (complex(-np.inf, 0.5), 0)),
+              Sample("complex_float32", "<c8", (1 + 2j,), written="complex_float32", default=False),
+              Sample("complex_float64", ">c16", (complex(np.nan, 1),), written="complex_float64", default=False)],
+    SmallInteger: [Sample("int4", ml_dtypes.int4, (-8, 7, 0), v2="none"),
+                   Sample("uint2", ml_dtypes.uint2, (3, 0), v2="none")],
+    SmallFloat: [Sample("bfloat16", ml_dtypes.bfloat16, (1.5, np.nan, -np.inf, -0.0), v2="none"),
+                 Sample("float8_e4m3fn", ml_dtypes.float8_e4m3fn, (448.0, np.nan), v2="none"),
+                 Sample("float4_e2m1fn", ml_dtypes.float4_e2m1fn, (-6.0, 0.5), v2="none")],
+    SmallComplex: [Sample("complex_bfloat16", complex_parts_dtype(ml_dtypes.bfloat16), (1 + 2j, (np.nan, -1)),
+                          v2="none"),
+                   Sample("complex_float16", complex_parts_dtype(np.float16), (0.5 - 1j,), v2="none")],
     RawBits: [Sample("r24", "|V3", (b"\x01\x02\x03", np.void(b"\x00\xff\x10")), default=False)],
     NumpyTime: [Sample(TIME_S, "<M8[s]", (5, np.datetime64("NaT"), np.datetime64("2020-01-01T00:00:00"))),
                 Sample(DELTA_10S, ">m8[10s]", (-7, "NaT"))],
@@ -130,6 +144,10 @@ def test_v3_round_trip(family, sample):
 @pytest.mark.parametrize(("family", "sample"), CASES, ids=IDS)
 def test_v2_round_trip(family, sample):
     dtype = np.dtype(sample.dtype)
+    if sample.v2 == "none":  # a v3-only type: a typed error that says so
+        with pytest.raises(UnknownDataTypeError, match="has no Zarr v2 encoding.*zarr_format=3"):
+            dtype_to_v2(dtype)
+        return
     typestr = _json_round(dtype_to_v2(dtype))
     if sample.v2 == "same":
         assert parse_dtype_v2(typestr) == dtype
@@ -151,9 +169,14 @@ def test_unknown_v3_data_type_error_unchanged():
         parse_data_type_v3("float128", key=KEY)
     assert str(ei.value) == (
         "a/b/zarr.json: field 'data_type': found 'float128', expected a known data type (bool, complex128, "
-        "complex64, float16, float32, float64, int16, int32, int64, int8, uint16, uint32, uint64, uint8, r<N>, "
-        "numpy.datetime64, numpy.timedelta64, fixed_length_utf32, null_terminated_bytes, raw_bytes, struct, "
-        "structured, string, bytes, variable_length_bytes)")
+        "complex64, float16, float32, float64, int16, int32, int64, int8, uint16, uint32, uint64, uint8, "
+        "complex_float32, complex_float64, r<N>, numpy.datetime64, numpy.timedelta64, fixed_length_utf32, "
+        "null_terminated_bytes, raw_bytes, struct, structured, string, bytes, variable_length_bytes, int2, int4, "
+        "uint2, uint4, bfloat16, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2, "
+        "float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e4m3fn, "
+        "complex_float16, complex_bfloat16, complex_float8_e3m4, complex_float8_e4m3, complex_float8_e4m3b11fnuz, "
+        "complex_float8_e4m3fnuz, complex_float8_e5m2, complex_float8_e5m2fnuz, complex_float8_e8m0fnu, "
+        "complex_float6_e2m3fn, complex_float6_e3m2fn, complex_float4_e2m1fn)")
     with pytest.raises(UnknownDataTypeError, match=r"found \{'name': 'urn:x', 'configuration': \{\}\}"):
         parse_data_type_v3({"name": "urn:x", "configuration": {}}, key=KEY)
 

@@ -13,7 +13,12 @@ Name: ``bytes``. Tested example configurations::
 
 Elements are written in C (lexicographical) order; every multi-byte scalar —
 numbers, datetimes, the UTF-32 code units of ``U`` strings, the numeric fields
-of a structured type — in the configured byte order. ``endian`` may be omitted
+of a structured type, ``bfloat16`` and the parts of ``complex_bfloat16`` /
+``complex_float16`` — in the configured byte order. The one-byte types of the
+zarr-extensions registry (``float8_*``, ``float6_*``, ``float4_e2m1fn``,
+``int2``/``int4``/``uint2``/``uint4``) have no byte order ("The ``endian``
+parameter has no effect"); the sub-byte ones are written with their upper bits
+zero and read ignoring them (their READMEs, "Codec compatibility"). ``endian`` may be omitted
 only when the data type has no byte order (1-byte types, raw bytes); a
 structured type without ``endian`` is read as little-endian, as the
 ``structured`` extension requires.
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
+from ..metadata.dtypes.float_formats import bits_dtype, float_format, is_ml_dtype
 from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
 from .elements import ElementRanges
@@ -53,12 +59,24 @@ def has_endianness(dtype: np.dtype) -> bool:
         return any(has_endianness(dtype.fields[name][0]) for name in dtype.names)
     if dtype.subdtype is not None:
         return has_endianness(dtype.subdtype[0])
-    return dtype.byteorder != "|"
+    return dtype.byteorder != "|" and dtype.itemsize > 1
 
 
 @lru_cache(maxsize=512)
 def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=") if has_endianness(dtype) else dtype
+
+
+@lru_cache(maxsize=64)
+def _sub_byte_mask(dtype: np.dtype) -> int | None:
+    """The bits a one-byte ``ml_dtypes`` value uses, when it does not use all 8."""
+    if not is_ml_dtype(dtype) or dtype.itemsize != 1:
+        return None
+    if dtype.name.startswith(("int", "uint")):
+        bits = int(dtype.name.lstrip("uint"))
+    else:
+        bits = float_format(dtype).mask.bit_length()
+    return None if bits == 8 else (1 << bits) - 1
 
 
 @lru_cache(maxsize=512)
@@ -78,6 +96,9 @@ def _stored(dtype: np.dtype, endian: str | None) -> np.dtype:
             f"codec 'bytes': configuration field 'endian' is required for the "
             f"multi-byte data type {dtype}; expected \"little\" or \"big\""
         )
+    bits = bits_dtype(dtype)
+    if bits is not None:  # numpy cannot swap ml_dtypes scalars: their unsigned bits instead
+        return dtype if endian == NATIVE_ENDIAN else bits.newbyteorder(_ORDER_CHAR[endian])
     return dtype.newbyteorder(_ORDER_CHAR[endian])
 
 
@@ -143,7 +164,13 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
             raise CodecError(f"codec 'bytes': chunk has shape {arr.shape}, expected {spec.shape}")
         if _native(arr.dtype) != _native(spec.dtype):
             raise CodecError(f"codec 'bytes': chunk has data type {arr.dtype}, expected {spec.dtype}")
-        arr = np.asarray(arr, dtype=_stored(spec.dtype, self.endian), order="C")
+        stored = _stored(spec.dtype, self.endian)
+        mask = _sub_byte_mask(spec.dtype)
+        if mask is not None:  # the upper bits written as zeros
+            return memoryview(np.bitwise_and(arr.view(np.uint8), mask, order="C").reshape(-1))
+        if stored != arr.dtype and bits_dtype(arr.dtype) is not None:
+            arr = arr.view(bits_dtype(arr.dtype))
+        arr = np.asarray(arr, dtype=stored, order="C")
         return memoryview(arr.reshape(-1).view(np.uint8))
 
     def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
@@ -161,13 +188,17 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         native = _native(stored)
         if native != stored:
             arr = arr.astype(native)
+            if native != spec.dtype and bits_dtype(spec.dtype) is not None:
+                arr = arr.view(spec.dtype)
         return arr
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         try:
-            return _stored(spec.dtype, self.endian)
+            stored = _stored(spec.dtype, self.endian)
         except CodecError:
             return None
+        # ml_dtypes values swapped as unsigned bits convert by value, not by bits
+        return None if stored != spec.dtype and bits_dtype(spec.dtype) is not None else stored
 
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
         """``out``'s memory as bytes when ``out`` is exactly what this codec would

@@ -9,11 +9,14 @@ in v2 and v3 JSON; its module docstring cites the spec sections it follows:
 :mod:`.boolean`        ``bool``
 :mod:`.integers`       ``int8`` … ``uint64``
 :mod:`.floats`         ``float16``, ``float32``, ``float64`` (NaN, infinities, hex bits)
-:mod:`.complexes`      ``complex64``, ``complex128``
+:mod:`.complexes`      ``complex64``, ``complex128`` (and ``complex_float32``, ``complex_float64``)
 :mod:`.times`          ``numpy.datetime64``, ``numpy.timedelta64``
 :mod:`.fixed_strings`  ``fixed_length_utf32`` (numpy ``U``)
 :mod:`.fixed_bytes`    ``null_terminated_bytes`` (numpy ``S``)
 :mod:`.raw`            raw bits ``r<N>`` and ``raw_bytes`` (numpy ``V``)
+:mod:`.small_ints`     ``int2``, ``int4``, ``uint2``, ``uint4`` (``ml_dtypes``)
+:mod:`.small_floats`   ``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn`` (``ml_dtypes``)
+:mod:`.small_complexes` ``complex_float16``, ``complex_bfloat16``, ``complex_float8_*``, … (real/imag fields)
 :mod:`.structured`     ``struct`` and its legacy alias ``structured``
 :mod:`.vlen`           ``string`` and ``bytes`` / ``variable_length_bytes``; v2 ``"|O"``
 =====================  ==========================================================
@@ -36,11 +39,10 @@ from .api import *  # noqa: F403 - the functions the metadata documents and the 
 from .api import __all__ as _functions
 from .base import DataType
 from .registry import FAMILIES, REGISTRY, Registry
-from .vlen import normalize_dtype, vlen_dtype_v2, vlen_fill_value_v2
+from .vlen import vlen_dtype_v2, vlen_fill_value_v2
 
 __all__ = [
     *_functions,
-    "normalize_dtype",
     "vlen_dtype_v2",
     "vlen_fill_value_v2",
     "DataType",

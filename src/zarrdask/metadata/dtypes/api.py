@@ -22,6 +22,7 @@ from ...errors import UnknownDataTypeError
 from ..json_checks import field_error
 from .base import DataType, native
 from .registry import REGISTRY
+from .vlen import normalize_dtype as _numpy_dtype
 
 __all__ = [
     "data_type_to_v3",
@@ -32,6 +33,7 @@ __all__ = [
     "encode_fill_value_v2",
     "encode_fill_value_v3",
     "fill_values_equal",
+    "normalize_dtype",
     "normalize_fill_value",
     "parse_data_type_v3",
     "parse_dtype_v2",
@@ -224,3 +226,25 @@ def fill_values_equal(a: Any, b: Any) -> bool:
     if isinstance(a, np.generic) or isinstance(b, np.generic):
         return False
     return type(a) is type(b) and a == b
+
+
+def normalize_dtype(dtype: Any, data: Any = None) -> Any:
+    """The numpy dtype of a new array from what a user passes as ``dtype=``.
+
+    Variable-length types are chosen as zarr-python 3 does: ``str``, ``"str"``,
+    ``"string"``, ``"T"``, ``StringDType`` and the width-less ``"U"`` give
+    ``StringDType`` (Zarr ``string``); ``bytes``, ``"bytes"`` and the width-less
+    ``"S"`` give ``object`` (Zarr ``bytes``). ``object`` is ambiguous: with
+    ``data`` whose elements are all ``str`` it means strings, all ``bytes``
+    bytes; otherwise :class:`UnknownDataTypeError`. Everything else goes
+    through ``numpy.dtype`` (``"U5"`` and ``"S5"`` stay fixed-width; the
+    ``ml_dtypes`` names such as ``"bfloat16"`` and ``"int4"`` are numpy's once
+    ``ml_dtypes`` is imported), and a name numpy does not know is taken as a
+    Zarr v3 data type name (``"complex_bfloat16"``, ``"complex_float32"``).
+    """
+    try:
+        return _numpy_dtype(dtype, data)
+    except UnknownDataTypeError:
+        if isinstance(dtype, str) and REGISTRY.family_v3(dtype) is not None:
+            return REGISTRY.parse_v3(dtype, "<dtype>", "dtype").dtype
+        raise

@@ -17,6 +17,10 @@ form. Families are listed in :data:`.registry.FAMILIES`; the
 ``V2_KINDS``
     The kinds of the v2 typestrs it reads (``"f"`` for ``"<f8"``), or
     ``"fields"`` for the v2 list form of structured types.
+``NUMPY_DTYPES``
+    numpy dtypes the family owns whatever their kind (``ml_dtypes``' types,
+    whose kind is ``"V"`` or ``"f"``; the structured dtype of small complex
+    numbers): looked up before ``NUMPY_KINDS``.
 ``NUMPY_KINDS``
     The numpy ``dtype.kind`` values of the dtypes it writes, or ``"fields"``
     for numpy dtypes with fields; the family whose v3 form is the default for
@@ -70,6 +74,7 @@ class DataType(ABC):
     V3_PATTERN_TEXT: ClassVar[str] = ""
     V2_KINDS: ClassVar[tuple[str, ...]] = ()
     NUMPY_KINDS: ClassVar[tuple[str, ...]] = ()
+    NUMPY_DTYPES: ClassVar[tuple[np.dtype, ...]] = ()
     #: The sizes a v2 typestr of this family may have (``None``: any positive size).
     V2_SIZES: ClassVar[tuple[int, ...] | None] = None
     #: Bytes per unit of a v2 typestr's size for flexible kinds (``S``: 1, ``U``: 4), checked

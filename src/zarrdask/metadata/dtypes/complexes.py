@@ -7,6 +7,11 @@ real number (zarr-python 2 wrote these) is read too. v3: core types; fill value
 respectively, where each component is specified as defined above for floating
 point number" — ``zarr-specs/v3-data-types.rst`` "Permitted fill values"
 (the float forms are :mod:`.floats`'). Parts keep their exact bits.
+
+``complex_float32`` and ``complex_float64`` (zarr-extensions
+``data-types/complex_float32``, ``complex_float64``) are aliases of ``complex64``
+and ``complex128``: read as numpy ``complex64`` / ``complex128``, and written
+back under the name they were read with.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Any
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
-from .base import CoreType, native
+from .base import CoreType, native, no_configuration
 from .floats import coerce_number, decode_float, encode_float
 
-__all__ = ["Complex"]
+__all__ = ["Complex", "complex_fill_from_v3", "complex_fill_to_v3"]
+
+_ALIASES = {"complex_float32": "complex64", "complex_float64": "complex128"}
 
 
 def _complex(re_: np.floating, im_: np.floating, dtype: np.dtype) -> np.complexfloating:
@@ -31,16 +38,27 @@ class Complex(CoreType):
     """``complex64`` / ``complex128`` ↔ numpy ``c8`` / ``c16``."""
 
     V3_CORE_NAMES = ("complex64", "complex128")
+    V3_EXTENSION_NAMES = ("complex_float32", "complex_float64")
     V2_KINDS = ("c",)
     NUMPY_KINDS = ("c",)
     V2_SIZES = (8, 16)
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, dtype: Any, name: str | None = None) -> None:
+        super().__init__(dtype)
+        self.name = name
+
+    @classmethod
+    def from_v3(cls, name: str, doc: dict, key: str, field: str, types: Any, depth: int) -> "Complex":
+        no_configuration(name, doc, key, field)
+        alias = name.startswith("complex_")
+        return cls(np.dtype(_ALIASES.get(name, name)), name if alias else None)
 
     def to_v3(self, struct_name: str | None = None) -> str:
         n = self.dtype.itemsize
         if n not in (8, 16):  # long double complex
             raise self.unrepresentable_v3()
-        return f"complex{8 * n}"
+        return self.name or f"complex{8 * n}"
 
     @property
     def _part(self) -> np.dtype:
@@ -61,14 +79,24 @@ class Complex(CoreType):
         raise field_error(key, field, doc, f"a list [re, im] for {native(self.dtype).name}")
 
     def fill_from_v3(self, doc: Any, key: str, field: str) -> np.complexfloating:
-        if not isinstance(doc, list) or len(doc) != 2:
-            raise field_error(key, field, doc, f"a two-element list [re, im] for {self.dtype.name}")
-        part = self._part
-        return _complex(decode_float(doc[0], part, key, f"{field}[0]", allow_hex=True),
-                        decode_float(doc[1], part, key, f"{field}[1]", allow_hex=True), self.dtype)
+        return _complex(*complex_fill_from_v3(doc, self._part, self.to_v3(), key, field), self.dtype)
 
     def fill_to_v2(self, value: Any) -> list:
         return [encode_float(value.real, v3=False), encode_float(value.imag, v3=False)]
 
     def fill_to_v3(self, value: Any) -> list:
-        return [encode_float(value.real, v3=True), encode_float(value.imag, v3=True)]
+        return complex_fill_to_v3(value.real, value.imag)
+
+
+def complex_fill_from_v3(doc: Any, part: np.dtype, name: str, key: str, field: str) -> tuple[Any, Any]:
+    """The real and imaginary parts of a v3 complex fill value ``[re, im]``, each
+    in the float forms of ``part`` (``zarr-specs/v3-data-types.rst``)."""
+    if not isinstance(doc, list) or len(doc) != 2:
+        raise field_error(key, field, doc, f"a two-element list [re, im] for {name}")
+    return (decode_float(doc[0], part, key, f"{field}[0]", allow_hex=True),
+            decode_float(doc[1], part, key, f"{field}[1]", allow_hex=True))
+
+
+def complex_fill_to_v3(real: Any, imag: Any) -> list:
+    """The v3 JSON ``[re, im]`` of a complex fill value's parts."""
+    return [encode_float(real, v3=True), encode_float(imag, v3=True)]

@@ -8,12 +8,18 @@ integer with exactly ``2 * itemsize`` hex digits — ``zarr-specs/v3-data-types.
 "Permitted fill values". Hex values are decoded by viewing the unsigned bits,
 so a NaN payload survives exactly. Encoding for v3: a NaN whose bits equal the
 spec's (and numpy's) default quiet NaN becomes ``"NaN"``, any other NaN the hex
-form; v2 has no payload form, every NaN is ``"NaN"``. ``bfloat16`` is not
-supported (numpy has no such type).
+form; v2 has no payload form, every NaN is ``"NaN"``.
+
+:func:`decode_float` and :func:`encode_float` serve the small floats of
+:mod:`.small_floats` too, each with the special values its bits have
+(:func:`.float_formats.float_format`): ``"NaN"`` and the infinities only where
+the type has them, ``"NaN"`` as the bits its README names, hex forms of
+``2 * itemsize`` digits (the upper bits of a sub-byte type are ignored).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -21,24 +27,49 @@ import numpy as np
 
 from ..json_checks import field_error, is_json_int
 from .base import CoreType, native
+from .float_formats import float_format, is_ml_dtype
 
 __all__ = ["Float", "coerce_number", "decode_float", "encode_float"]
 
-_UINT_FOR_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_DEFAULT_NAN_BITS = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 
 
 def _float_from_bits(bits: int, fdtype: np.dtype) -> np.floating:
-    return np.array(bits, dtype=_UINT_FOR_SIZE[fdtype.itemsize]).view(fdtype)[()]
+    fmt = float_format(fdtype)
+    return np.array(bits & fmt.mask, dtype=fmt.uint).view(fdtype)[()]
 
 
 def _float_bits(x: np.floating) -> int:
-    return int(np.asarray(x).view(_UINT_FOR_SIZE[x.itemsize]))
+    x = np.asarray(x)
+    return int(x.view(float_format(x.dtype).uint))
+
+
+def _small_float(value: Any, fdtype: np.dtype, key: str, field: str) -> np.generic:
+    """A number as a small float (:mod:`.small_floats`): refused where it rounds to no
+    finite value; ``0`` for a type without zero (``float8_e8m0fnu``) gives its NaN,
+    as ``ml_dtypes`` and tensorstore read it."""
+    fmt = float_format(fdtype)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = float("inf")
+    y = fdtype.type(x)
+    if x != x:  # a Python NaN (not from JSON): the type's "NaN"
+        if fmt.nan_bits is not None:
+            return _float_from_bits(fmt.nan_bits, fdtype)
+        raise field_error(key, field, value, f"a number representable as {fdtype.name} (it has no NaN)")
+    if math.isinf(x) and fmt.has_inf:
+        return y
+    if abs(x) >= fmt.max + fmt.half_ulp or (np.isnan(y) and x != 0):
+        raise field_error(key, field, value, f"a number representable as {fdtype.name}")
+    return y
 
 
 def decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_hex: bool) -> np.floating:
     """A float fill value (v2 and v3 forms; the ``"0x…"`` form only with ``allow_hex``, as in v3)."""
     fdtype = native(fdtype)
+    fmt = float_format(fdtype)
+    if (is_json_int(value) or isinstance(value, float)) and is_ml_dtype(fdtype):
+        return _small_float(value, fdtype, key, field)
     if is_json_int(value) or isinstance(value, float):
         try:
             if fdtype.itemsize == 8:  # a Python number becomes a float64 or raises OverflowError
@@ -48,27 +79,27 @@ def decode_float(value: Any, fdtype: np.dtype, key: str, field: str, *, allow_he
         except OverflowError:
             raise field_error(key, field, value, f"a number representable as {fdtype.name}") from None
     if isinstance(value, str):
-        if value == "NaN":
-            return _float_from_bits(_DEFAULT_NAN_BITS[fdtype.itemsize], fdtype)
-        if value == "Infinity":
+        if value == "NaN" and fmt.nan_bits is not None:
+            return _float_from_bits(fmt.nan_bits, fdtype)
+        if value == "Infinity" and fmt.has_inf:
             return fdtype.type(np.inf)
-        if value == "-Infinity":
+        if value == "-Infinity" and fmt.has_inf:
             return fdtype.type(-np.inf)
         if allow_hex and value.startswith("0x"):
             digits = value[2:]
             if len(digits) == 2 * fdtype.itemsize and re.fullmatch(r"[0-9a-fA-F]+", digits):
                 return _float_from_bits(int(digits, 16), fdtype)
-    forms = '"NaN", "Infinity", "-Infinity"' + (
-        f' or a "0x" bit pattern of {2 * fdtype.itemsize} hex digits' if allow_hex else ""
-    )
-    raise field_error(key, field, value, f"a JSON number, {forms} for {fdtype.name}")
+    forms = [f for f, has in (('"NaN"', fmt.nan_bits is not None), ('"Infinity", "-Infinity"', fmt.has_inf)) if has]
+    if allow_hex:
+        forms.append(f'a "0x" bit pattern of {2 * fdtype.itemsize} hex digits')
+    raise field_error(key, field, value, f"a JSON number{''.join(', ' + f for f in forms)} for {fdtype.name}")
 
 
 def encode_float(x: Any, *, v3: bool) -> float | str:
     """The JSON of a float fill value (``v3``: a NaN with a payload as its hex bits)."""
     x = np.asarray(x)[()]
     if np.isnan(x):
-        if v3 and _float_bits(x) != _DEFAULT_NAN_BITS[x.itemsize]:
+        if v3 and _float_bits(x) != float_format(x.dtype).nan_bits:
             return f"0x{_float_bits(x):0{2 * x.itemsize}x}"
         return "NaN"
     if np.isinf(x):

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..json_checks import field_error, is_json_int
 from .base import CoreType, native
+from .float_formats import is_ml_dtype
 
 __all__ = ["Integer"]
 
 
 def _decode_int(value: Any, dtype: np.dtype, key: str, field: str, *, lenient: bool = False) -> np.integer:
     """An integer fill value in the range of ``dtype`` (``lenient``: integral floats too)."""
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype) if is_ml_dtype(dtype) else np.iinfo(dtype)
     expected = f"an integer in [{info.min}, {info.max}] for {native(dtype).name}"
     if lenient and isinstance(value, float) and value.is_integer():
         value = int(value)

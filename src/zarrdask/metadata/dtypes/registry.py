@@ -27,6 +27,9 @@ from .fixed_strings import FixedLengthUTF32
 from .floats import Float
 from .integers import Integer
 from .raw import RawBits, RawBytes
+from .small_complexes import SmallComplex
+from .small_floats import SmallFloat
+from .small_ints import SmallInteger
 from .structured import Structured
 from .times import NumpyTime
 from .typestr import split_typestr
@@ -47,6 +50,9 @@ FAMILIES: tuple[type[DataType], ...] = (
     Structured,  # struct, structured
     String,  # string (numpy StringDType)
     VariableLengthBytes,  # bytes, variable_length_bytes (numpy object, v2 "|O")
+    SmallInteger,  # int2, int4, uint2, uint4 (ml_dtypes)
+    SmallFloat,  # bfloat16, float8_*, float6_*, float4_e2m1fn (ml_dtypes)
+    SmallComplex,  # complex_float16, complex_bfloat16, complex_float8_*, … (real/imag struct)
 )
 
 
@@ -68,6 +74,7 @@ class Registry:
         self._v3: dict[str, type[DataType]] = {}
         self._v2: dict[str, type[DataType]] = {}
         self._numpy: dict[str, type[DataType]] = {}
+        self._dtypes: dict[np.dtype, type[DataType]] = {}
         self._patterns: list[tuple[re.Pattern, type[DataType]]] = []
         for family in self.families:
             for name in family.V3_CORE_NAMES + family.V3_EXTENSION_NAMES:
@@ -76,6 +83,8 @@ class Registry:
                 self._claim(self._v2, kind, family, "the v2 kind")
             for kind in family.NUMPY_KINDS:
                 self._claim(self._numpy, kind, family, "the numpy kind")
+            for dtype in family.NUMPY_DTYPES:
+                self._claim(self._dtypes, dtype, family, "the numpy dtype")
             if family.V3_NAME_PATTERN is not None:
                 self._patterns.append((re.compile(family.V3_NAME_PATTERN), family))
         core = sorted(n for f in self.families for n in f.V3_CORE_NAMES)
@@ -150,7 +159,9 @@ class Registry:
 
     def for_dtype(self, dtype: np.dtype) -> DataType:
         """The data type of a numpy dtype, in its family's default v3 form."""
-        family = self._numpy.get("fields" if dtype.names is not None else dtype.kind)
+        family = self._dtypes.get(dtype) if self._dtypes else None
+        if family is None:
+            family = self._numpy.get("fields" if dtype.names is not None else dtype.kind)
         if family is None:
             raise UnknownDataTypeError(f"numpy dtype {dtype} has no Zarr data type")
         return family.from_numpy(dtype, self)

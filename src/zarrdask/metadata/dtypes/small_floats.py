@@ -1,0 +1,78 @@
+"""The small floating-point data types of the zarr-extensions registry, and ``float8_e4m3fn``.
+
+Names (``zarr-extensions/data-types/<name>/README.md``): ``bfloat16``;
+``float8_e3m4``, ``float8_e4m3``, ``float8_e4m3b11fnuz``, ``float8_e4m3fnuz``,
+``float8_e5m2``, ``float8_e5m2fnuz``, ``float8_e8m0fnu``; ``float6_e2m3fn``,
+``float6_e3m2fn``; ``float4_e2m1fn``. ``float8_e4m3fn`` (the OCP/NVIDIA "E4M3",
+no infinities, NaN ``0x7f``/``0xff``) is not registered, but tensorstore writes it
+under that name, so it is read and written too. Each has no configuration.
+
+numpy dtypes: ``ml_dtypes`` (the implementation every README points to; tensorstore
+and JAX use it), one value per byte for the 4- and 6-bit types, the value in the
+low bits as the READMEs' ``bytes`` encodings say.
+
+Fill values ("Fill value representation"): as the core floats — a JSON number,
+``"NaN"`` (the bits the README names), ``"Infinity"`` / ``"-Infinity"``, or
+``"0x…"`` hex bits — with only the special values the type has
+(:mod:`.float_formats`); a number that rounds to no finite value is refused.
+``float8_e8m0fnu`` has no zero: its default fill value is what 0 converts to
+(NaN, ``0xff``), and a stored fill value of ``0`` reads as that NaN, as
+tensorstore writes and reads it.
+
+Zarr v2 has no names for these types: :meth:`SmallFloat.to_v2` is an
+:class:`~zarrdask.errors.UnknownDataTypeError` that says to use v3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import UnknownDataTypeError
+from ..json_checks import field_error
+from .base import native
+from .float_formats import ML_FLOATS
+from .floats import Float, decode_float
+
+__all__ = ["SmallFloat", "v3_only"]
+
+_NAMES = {dtype: name for name, dtype in ML_FLOATS.items()}
+
+
+def v3_only(dtype: np.dtype, name: str) -> UnknownDataTypeError:
+    """The error for a data type that only Zarr v3 can store."""
+    return UnknownDataTypeError(
+        f"data type {name!r} (numpy dtype {dtype}) has no Zarr v2 encoding: "
+        "store it in a Zarr v3 array (zarr_format=3)"
+    )
+
+
+class SmallFloat(Float):
+    """``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn`` ↔ ``ml_dtypes``."""
+
+    V3_CORE_NAMES = ()
+    V3_EXTENSION_NAMES = tuple(ML_FLOATS)
+    V2_KINDS = ()
+    NUMPY_KINDS = ()
+    NUMPY_DTYPES = tuple(ML_FLOATS.values())
+    __slots__ = ()
+
+    def to_v3(self, struct_name: str | None = None) -> str:
+        return _NAMES[native(self.dtype)]
+
+    def to_v2(self) -> str:
+        raise v3_only(self.dtype, self.to_v3())
+
+    def coerce_fill(self, value: Any, key: str, field: str) -> Any:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                and not (isinstance(value, np.generic) and value.dtype in _NAMES):
+            raise field_error(key, field, value, f"a number for {native(self.dtype).name}")
+        if isinstance(value, np.generic) and value.dtype == native(self.dtype):
+            return value
+        if isinstance(value, np.generic) and np.isnan(value):
+            return decode_float("NaN", self.dtype, key, field, allow_hex=False)
+        if isinstance(value, np.generic) and np.isinf(value):
+            return decode_float("Infinity" if value > 0 else "-Infinity", self.dtype, key, field, allow_hex=False)
+        return decode_float(value if isinstance(value, int) else float(value), self.dtype, key, field,
+                            allow_hex=False)

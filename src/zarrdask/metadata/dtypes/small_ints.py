@@ -1,0 +1,43 @@
+"""The sub-byte integer data types ``int2``, ``int4``, ``uint2``, ``uint4`` (zarr-extensions).
+
+``zarr-extensions/data-types/<name>/README.md``: ranges ``[-2, 1]``, ``[-8, 7]``,
+``[0, 3]``, ``[0, 15]``; no configuration; fill value as the core integers (a JSON
+integer in range). numpy dtypes: ``ml_dtypes``, one value per byte. The
+``bytes`` encoding is that byte, the value in its low 2 or 4 bits (two's
+complement for the signed types); the upper bits are ignored on read and written
+as zeros, as ``ml_dtypes`` and tensorstore write them (-3 as ``int4`` is
+``0x0d``). Zarr v2 has no names for them (a typed error, :func:`.small_floats.v3_only`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import native
+from .float_formats import ML_INTS
+from .integers import Integer
+from .small_floats import v3_only
+
+__all__ = ["SmallInteger"]
+
+_NAMES = {dtype: name for name, dtype in ML_INTS.items()}
+
+
+class SmallInteger(Integer):
+    """``int2`` / ``int4`` / ``uint2`` / ``uint4`` ↔ ``ml_dtypes``."""
+
+    V3_CORE_NAMES = ()
+    V3_EXTENSION_NAMES = tuple(ML_INTS)
+    V2_KINDS = ()
+    NUMPY_KINDS = ()
+    NUMPY_DTYPES = tuple(ML_INTS.values())
+    __slots__ = ()
+
+    def to_v3(self, struct_name: str | None = None) -> str:
+        return _NAMES[native(self.dtype)]
+
+    def to_v2(self) -> str:
+        raise v3_only(self.dtype, self.to_v3())
+
+    def default_fill(self) -> np.generic:
+        return self.dtype.type(0)
