@@ -14,6 +14,9 @@ form. Families are listed in :data:`.registry.FAMILIES`; the
 ``V3_NAME_PATTERN``, ``V3_PATTERN_TEXT``
     A regular expression for names that carry a parameter (raw bits ``r<N>``),
     and how errors spell it.
+``V2_NAMES``
+    Whole v2 ``dtype`` strings that are not typestrs (tensorstore's ``"bfloat16"``,
+    ``"int4"``, …): read, never written.
 ``V2_KINDS``
     The kinds of the v2 typestrs it reads (``"f"`` for ``"<f8"``), or
     ``"fields"`` for the v2 list form of structured types.
@@ -73,6 +76,7 @@ class DataType(ABC):
     V3_NAME_PATTERN: ClassVar[str | None] = None
     V3_PATTERN_TEXT: ClassVar[str] = ""
     V2_KINDS: ClassVar[tuple[str, ...]] = ()
+    V2_NAMES: ClassVar[tuple[str, ...]] = ()
     NUMPY_KINDS: ClassVar[tuple[str, ...]] = ()
     NUMPY_DTYPES: ClassVar[tuple[np.dtype, ...]] = ()
     #: The sizes a v2 typestr of this family may have (``None``: any positive size).

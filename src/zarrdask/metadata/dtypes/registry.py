@@ -73,6 +73,7 @@ class Registry:
         self.families = tuple(families)
         self._v3: dict[str, type[DataType]] = {}
         self._v2: dict[str, type[DataType]] = {}
+        self._v2_names: dict[str, type[DataType]] = {}
         self._numpy: dict[str, type[DataType]] = {}
         self._dtypes: dict[np.dtype, type[DataType]] = {}
         self._patterns: list[tuple[re.Pattern, type[DataType]]] = []
@@ -81,6 +82,8 @@ class Registry:
                 self._claim(self._v3, name, family, "the v3 name")
             for kind in family.V2_KINDS:
                 self._claim(self._v2, kind, family, "the v2 kind")
+            for name in family.V2_NAMES:
+                self._claim(self._v2_names, name, family, "the v2 name")
             for kind in family.NUMPY_KINDS:
                 self._claim(self._numpy, kind, family, "the numpy kind")
             for dtype in family.NUMPY_DTYPES:
@@ -145,6 +148,8 @@ class Registry:
         ``depth`` is how many structured types enclose it."""
         if isinstance(doc, str):
             dtype = self._v2_typestrs.get(doc)
+            if dtype is None and doc in self._v2_names:
+                dtype = self._v2_names[doc].from_v2(doc, key, field, self, depth)
             if dtype is None:
                 ts = split_typestr(doc, key, field)
                 family = self._v2.get(ts.kind)

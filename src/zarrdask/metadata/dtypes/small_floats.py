@@ -20,7 +20,9 @@ Fill values ("Fill value representation"): as the core floats — a JSON number,
 tensorstore writes and reads it.
 
 Zarr v2 has no names for these types: :meth:`SmallFloat.to_v2` is an
-:class:`~zarrdask.errors.UnknownDataTypeError` that says to use v3.
+:class:`~zarrdask.errors.UnknownDataTypeError` that says to use v3. tensorstore's
+v2 driver writes the v3 name as the ``dtype`` (``"bfloat16"``, little-endian;
+model checkpoints are stored so): such arrays are read.
 """
 
 from __future__ import annotations
@@ -54,12 +56,17 @@ class SmallFloat(Float):
     V3_CORE_NAMES = ()
     V3_EXTENSION_NAMES = tuple(ML_FLOATS)
     V2_KINDS = ()
+    V2_NAMES = tuple(ML_FLOATS)  # tensorstore's zarr (v2) driver writes these names, little-endian
     NUMPY_KINDS = ()
     NUMPY_DTYPES = tuple(ML_FLOATS.values())
     __slots__ = ()
 
     def to_v3(self, struct_name: str | None = None) -> str:
         return _NAMES[native(self.dtype)]
+
+    @classmethod
+    def from_v2(cls, doc: Any, key: str, field: str, types: Any, depth: int) -> np.dtype:
+        return ML_FLOATS[doc]
 
     def to_v2(self) -> str:
         raise v3_only(self.dtype, self.to_v3())

@@ -6,10 +6,14 @@ integer in range). numpy dtypes: ``ml_dtypes``, one value per byte. The
 ``bytes`` encoding is that byte, the value in its low 2 or 4 bits (two's
 complement for the signed types); the upper bits are ignored on read and written
 as zeros, as ``ml_dtypes`` and tensorstore write them (-3 as ``int4`` is
-``0x0d``). Zarr v2 has no names for them (a typed error, :func:`.small_floats.v3_only`).
+``0x0d``). Zarr v2 has no names for them: writing one is a typed error
+(:func:`.small_floats.v3_only`); the names tensorstore's v2 driver writes as
+``dtype`` (``"int4"``) are read.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -29,12 +33,17 @@ class SmallInteger(Integer):
     V3_CORE_NAMES = ()
     V3_EXTENSION_NAMES = tuple(ML_INTS)
     V2_KINDS = ()
+    V2_NAMES = tuple(ML_INTS)  # tensorstore's zarr (v2) driver writes these names, little-endian
     NUMPY_KINDS = ()
     NUMPY_DTYPES = tuple(ML_INTS.values())
     __slots__ = ()
 
     def to_v3(self, struct_name: str | None = None) -> str:
         return _NAMES[native(self.dtype)]
+
+    @classmethod
+    def from_v2(cls, doc: Any, key: str, field: str, types: Any, depth: int) -> np.dtype:
+        return ML_INTS[doc]
 
     def to_v2(self) -> str:
         raise v3_only(self.dtype, self.to_v3())
