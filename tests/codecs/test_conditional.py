@@ -294,3 +294,39 @@ def test_rechunk_round_trip(tmp_path):
     assert dst.chunks == (20, 7)
     np.testing.assert_array_equal(dst[...], data)
     assert json.loads((tmp_path / "dst.zarr" / "zarr.json").read_text())["codecs"][1]["name"] == "conditional"
+
+
+# -- a decision at array level: the codec objects an array runs -------------------------
+def test_create_array_keeps_the_decision_of_codec_objects(tmp_path):
+    data = _array_data()
+    arr = zarrdask.create_array(tmp_path / "d.zarr", shape=data.shape, dtype=data.dtype, chunks=(10, 30),
+                                compressors=[_shuffle_zstd(decision=disable_all_codecs)])
+    arr[...] = data
+    assert (tmp_path / "d.zarr" / "c" / "0" / "0").read_bytes() == b"\x00" + data[:10].tobytes()  # fast ingest
+    # README example 2, phase 2: the same array, rewritten with the optimising decision
+    reopened = zarrdask.open_array(tmp_path / "d.zarr", mode="r+")
+    optimising = reopened.with_codecs([reopened.serializer, _shuffle_zstd(decision=decide_based_on_size, trial_encode=True)])
+    optimising[...] = optimising[...]
+    assert (tmp_path / "d.zarr" / "c" / "0" / "0").read_bytes()[0] == 0b11
+    assert (tmp_path / "d.zarr" / "c" / "1" / "0").read_bytes()[0] == 0b01  # noise: shuffled, not compressed
+    np.testing.assert_array_equal(zarrdask.open_array(tmp_path / "d.zarr", mode="r")[...], data)
+    back = pickle.loads(pickle.dumps(optimising))  # dask ships the array with its codec objects
+    assert back.layout.codec.bytes_bytes[0].decision is decide_based_on_size
+
+
+def test_create_array_keeps_the_decision_inside_shards(tmp_path):
+    data = _array_data()
+    arr = zarrdask.create_array(tmp_path / "s.zarr", shape=data.shape, dtype=data.dtype, chunks=(10, 30), shards=(20, 30),
+                                compressors=[_shuffle_zstd(decision="never_apply")])
+    arr[...] = data
+    shard = (tmp_path / "s.zarr" / "c" / "0" / "0").read_bytes()
+    assert shard[:1 + 1200] == b"\x00" + data[:10].tobytes()  # the first inner chunk, stored raw
+    np.testing.assert_array_equal(zarrdask.open_array(tmp_path / "s.zarr", mode="r")[...], data)
+
+
+def test_with_codecs_must_match_the_metadata(tmp_path):
+    arr = zarrdask.create_array(tmp_path / "m.zarr", shape=(4,), dtype="uint8", chunks=(2,), compressors=[_shuffle_zstd()])
+    from zarrdask.errors import MetadataError
+
+    with pytest.raises(MetadataError, match="are not the array's codecs"):
+        arr.with_codecs([arr.serializer, ConditionalCodec(["zstd"])])

@@ -57,7 +57,14 @@ object's ``decision`` (runtime only, never written into ``zarr.json``):
 
 The decision travels with the codec object (it pickles with it; a callable must
 pickle for dask), not with the array metadata: two codecs that differ only in
-their decision are equal and write the same ``zarr.json``.
+their decision are equal and write the same ``zarr.json``. An array made by
+``create_array`` from codec objects runs those objects;
+``Array.with_codecs([...])`` gives an opened array codec objects (the README's
+"re-open with a new decision"); an array opened from the store, or a copy made
+by ``rechunk``, runs the default decision. Tested::
+
+    arr = zarrdask.create_array(path, shape=(20, 30), dtype="uint32", chunks=(10, 30),
+                                compressors=[ConditionalCodec(["zstd"], decision=my_function)])
 """
 
 from __future__ import annotations
