@@ -70,6 +70,8 @@ BUILTIN_CODECS: dict[str, str] = {
     "zstd": "zarrdask.codecs.zstd_codec:ZstdCodec",
     "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",
     "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
+    "conditional": "zarrdask.codecs.conditional:ConditionalCodec",
+    "n5_default": "zarrdask.codecs.n5_default:N5DefaultCodec",
     # draft ZEP 7 layout (no registered name yet), opt-in
     "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
 }

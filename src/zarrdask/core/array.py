@@ -84,9 +84,11 @@ class Array(Node):
         *,
         read_only: bool = False,
         write_empty_chunks: bool | None = None,
+        codecs: Any = None,
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
+        self._codecs = None if codecs is None else tuple(codecs)
         self.layout  # resolve now: a bad codec configuration fails at open
 
     @classmethod
@@ -97,7 +99,18 @@ class Array(Node):
     def layout(self) -> ArrayLayout:
         """The array resolved (:mod:`zarrdask.core.layout`): grid, data type,
         codecs, fill value, chunk keys — what the chunk engine works on."""
-        return resolve(self._metadata, self._path)
+        return resolve(self._metadata, self._path, self._codecs)
+
+    def with_codecs(self, codecs: Any) -> "Array":
+        """This array (same store, path, metadata) running the codec objects
+        ``codecs`` — the metadata's ``codecs`` list as objects carrying settings
+        that are not stored in the metadata, such as a ``conditional`` codec's
+        decision. Their JSON must equal the stored codecs (else
+        :class:`~zarrdask.errors.MetadataError`); Zarr v3 only. The objects go
+        along when the array is pickled (dask); re-opening the array from the
+        store builds its codecs from the metadata again."""
+        return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
+                     write_empty_chunks=self._write_empty_chunks, codecs=codecs)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -724,6 +737,7 @@ class Array(Node):
             "attributes": self._attrs.asdict(),
             "read_only": self._read_only,
             "write_empty_chunks": self._write_empty_chunks,
+            "codecs": self._codecs,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -734,6 +748,7 @@ class Array(Node):
             state["attributes"],
             read_only=state["read_only"],
             write_empty_chunks=state["write_empty_chunks"],
+            codecs=state.get("codecs"),
         )
 
 

@@ -146,9 +146,11 @@ def _v2_object_codec(zarr_format: int, dtype: Any, filters: Any) -> bool:
 def _v3_codecs(
     dtype: np.dtype, native: np.dtype, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
     fill_value: Any, filters: Any, serializer: Any, compressors: Any, key: str,
-) -> list[dict[str, Any]]:
-    """The ``codecs`` of a new v3 array, with dtype-dependent settings filled in.
-    With ``shards``, they become the inner codecs of a ``sharding_indexed`` codec."""
+) -> list[Codec]:
+    """The ``codecs`` of a new v3 array, with dtype-dependent settings filled in
+    (as objects, which keep what their JSON does not hold: a ``conditional``
+    codec's decision). With ``shards``, they become the inner codecs of a
+    ``sharding_indexed`` codec."""
     if isinstance(serializer, str) and serializer == "auto":
         if dtype.kind == "T":  # as zarr-python 3: string → vlen-utf8, bytes → vlen-bytes
             serializer = VlenUtf8Codec()
@@ -170,7 +172,7 @@ def _v3_codecs(
     spec = ChunkSpec(largest_chunk(chunks), native, fill_value)
     chain = CodecChain.from_codecs(codecs, key=key, spec=spec)
     chain.validate(spec)
-    return chain.complete(spec).to_json()
+    return list(chain.complete(spec).codecs)
 
 
 def _array_document(
@@ -191,8 +193,9 @@ def _array_document(
     dimension_separator: str | None,
     dimension_names: Sequence[str | None] | None,
     chunk_grid: str = "regular",
-) -> ArrayMetadataV2 | ArrayMetadataV3:
-    """The metadata document of a new array, checked (see :func:`create_array`)."""
+) -> tuple[ArrayMetadataV2 | ArrayMetadataV3, list[Codec] | None]:
+    """The metadata document of a new array, checked (see :func:`create_array`),
+    and the v3 codec objects it was made from (``None`` for v2)."""
     if zarr_format == 2:
         key = key_of(path, ".zarray")
         if serializer != "auto" and serializer is not None:
@@ -215,7 +218,7 @@ def _array_document(
             "order": order,
             "dimension_separator": dimension_separator or ".",
         }
-        return ArrayMetadataV2.from_json(doc, key=key)
+        return ArrayMetadataV2.from_json(doc, key=key), None
     if zarr_format != 3:
         raise ValueError(f"zarr_format must be 2 or 3, found {zarr_format!r}")
     key = key_of(path, "zarr.json")
@@ -224,6 +227,7 @@ def _array_document(
     cke = _chunk_key_encoding_json(chunk_key_encoding)
     native = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
     fill = default_fill_value(native) if fill_value is None else fill_value
+    codecs = _v3_codecs(dtype, native, chunks, shards, fill, filters, serializer, compressors, key)
     doc = {
         "zarr_format": 3,
         "node_type": "array",
@@ -234,12 +238,12 @@ def _array_document(
         "chunk_grid": _grid_json(shards or chunks, chunk_grid),
         "chunk_key_encoding": cke,
         "fill_value": encode_fill_value_v3(fill, native),
-        "codecs": _v3_codecs(dtype, native, chunks, shards, fill, filters, serializer, compressors, key),
+        "codecs": [c.to_json() for c in codecs],
         "attributes": attributes,
     }
     if dimension_names is not None:
         doc["dimension_names"] = list(dimension_names)
-    return ArrayMetadataV3.from_json(doc, key=key)
+    return ArrayMetadataV3.from_json(doc, key=key), codecs
 
 
 def _v2_compressors(compressors: Any, key: str) -> list[Any]:
@@ -422,7 +426,7 @@ def create_array(
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', found {order!r}")
     attributes = dict(attributes or {})
-    metadata = _array_document(
+    metadata, codecs = _array_document(
         path=path,
         shape=shape,
         dtype=dtype,
@@ -441,7 +445,10 @@ def create_array(
         chunk_grid=chunk_grid,
     )
     # building the Array builds and checks the codecs: a bad configuration fails before anything is written
-    array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks)
+    # codec objects given keep what their JSON does not hold (a conditional codec's decision)
+    given = [*_as_list(filters), *_as_list(serializer), *_as_list(compressors)]
+    live = codecs if any(isinstance(c, Codec) for c in given) else None
+    array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks, codecs=live)
     write_node(store, path, zarr_format, metadata, attributes, overwrite=overwrite, kind="an array")
     if data is not None:
         array[...] = data

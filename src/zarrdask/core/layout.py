@@ -137,10 +137,14 @@ class ArrayLayout:
         return tuple((self.inner or self.codec).bytes_bytes)  # type: ignore[union-attr]
 
 
-def resolve(metadata: ArrayMetadataV2 | ArrayMetadataV3, path: str) -> ArrayLayout:
+def resolve(metadata: ArrayMetadataV2 | ArrayMetadataV3, path: str, codecs: Any = None) -> ArrayLayout:
     """The layout of the array at ``path`` described by ``metadata``; its codecs
     are built and checked against every chunk shape of the grid now, so a bad
-    configuration fails when the array is opened."""
+    configuration fails when the array is opened.
+
+    ``codecs``: codec objects to run instead of ones built from the metadata's
+    JSON (v3 only), for settings that live in the objects and not in the metadata
+    (a ``conditional`` codec's decision); their JSON must be the metadata's."""
     key = key_of(path, ".zarray" if isinstance(metadata, ArrayMetadataV2) else "zarr.json")
     fill = metadata.read_fill_value(key)
     grid = metadata.grid
@@ -149,7 +153,7 @@ def resolve(metadata: ArrayMetadataV2 | ArrayMetadataV3, path: str) -> ArrayLayo
         grid=grid,
         dtype=metadata.memory_dtype,
         fill_value=fill,
-        codec=_codec_chain(metadata, grid, fill, key),
+        codec=_codec_chain(metadata, grid, fill, key) if codecs is None else _live_chain(metadata, grid, fill, key, codecs),
         key_encoding=metadata.key_encoding,
         order=metadata.order,
         objects_are_bytes=metadata.objects_are_bytes,
@@ -196,13 +200,31 @@ def _codec_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, f
     return chain
 
 
-def _build_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spec: ChunkSpec, key: str) -> CodecChain:
+def _live_chain(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, fill: Any, key: str, codecs: Any) -> CodecChain:
+    """The chain of the codec objects ``codecs`` (see :func:`resolve`), checked to
+    be the metadata's codecs (never cached: the objects may differ beyond their JSON)."""
+    if isinstance(metadata, ArrayMetadataV2):
+        raise MetadataError(f"{key}: codec objects can be given for Zarr v3 arrays only")
+    live = [codec_from_json(c, key=key) for c in codecs]
+    stored = [codec_from_json(c, key=key).to_json() for c in metadata.codecs]
+    if [c.to_json() for c in live] != stored:
+        raise MetadataError(
+            f"{key}: the codecs given {[c.to_json() for c in live]} are not the array's codecs {stored}"
+        )
+    spec = ChunkSpec(grid.largest_chunk(), metadata.memory_dtype, fill, metadata.order)
+    return _build_chain(metadata, grid, spec, key, live)
+
+
+def _build_chain(
+    metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spec: ChunkSpec, key: str, codecs: Any = None
+) -> CodecChain:
     v2 = isinstance(metadata, ArrayMetadataV2)
     try:
         if v2:
             chain = v2_chain(metadata.filters, metadata.compressor, key=key)
         else:  # the spec places numcodecs.<id> codecs whose kind their position leaves open
-            chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in metadata.codecs], key=key, spec=spec)
+            listed = metadata.codecs if codecs is None else codecs
+            chain = CodecChain.from_codecs([codec_from_json(c, key=key) for c in listed], key=key, spec=spec)
         for shape in _distinct_shapes(grid.chunks):  # rectilinear: every edge length per axis
             chain.validate(spec.with_shape(shape))
     except (CodecError, MetadataError) as e:  # name the document (a codec's own check cannot)
