@@ -72,6 +72,9 @@ BUILTIN_CODECS: dict[str, str] = {
     "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
     "conditional": "zarrdask.codecs.conditional:ConditionalCodec",
     "n5_default": "zarrdask.codecs.n5_default:N5DefaultCodec",
+    "bitround": "zarrdask.codecs.bitround:BitroundCodec",
+    "packbits": "zarrdask.codecs.packbits:PackBitsCodec",
+    "reshape": "zarrdask.codecs.reshape:ReshapeCodec",
     # draft ZEP 7 layout (no registered name yet), opt-in
     "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
 }
