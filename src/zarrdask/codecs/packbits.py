@@ -245,8 +245,10 @@ class PackBitsCodec(ArrayBytesCodec):
         arr = np.asarray(chunk)
         if arr.shape != tuple(spec.shape):
             raise CodecError(f"codec 'packbits': chunk has shape {arr.shape}, expected {spec.shape}")
-        if arr.dtype != spec.dtype:
+        if arr.dtype.newbyteorder("=") != np.dtype(spec.dtype).newbyteorder("="):
             raise CodecError(f"codec 'packbits': chunk has data type {arr.dtype}, expected {spec.dtype}")
+        if not arr.dtype.isnative:  # packed by value: first in the machine's byte order
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).reshape(-1, layout.container)
         if sys.byteorder == "big" and layout.container > 1:
             raw = raw[:, ::-1]
@@ -283,7 +285,8 @@ class PackBitsCodec(ArrayBytesCodec):
         _unpack(payload, first, last, layout, raw)
         if sys.byteorder == "big" and layout.container > 1:
             raw = np.ascontiguousarray(raw[:, ::-1])
-        return raw.reshape(-1).view(spec.dtype).reshape(spec.shape)
+        native = spec.dtype if spec.dtype.isnative else spec.dtype.newbyteorder("=")
+        return raw.reshape(-1).view(native).reshape(spec.shape)
 
 
 def _block_rows(row_bits: int) -> int:
