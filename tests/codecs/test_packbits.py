@@ -33,7 +33,8 @@ def _reference(data: np.ndarray, first: int, last: int, encoding: str) -> bytes:
     padding = -len(bits) % 8
     bits += [0] * padding
     payload = bytes(sum(bits[i + j] << j for j in range(8)) for i in range(0, len(bits), 8))
-    return {"none": payload, "first_byte": bytes([padding]) + payload, "last_byte": payload + bytes([padding])}[encoding]
+    pad = bytes([padding])
+    return {"none": payload, "first_byte": pad + payload, "last_byte": payload + pad}[encoding]
 
 
 def _codec(encoding="none", first=None, last=None):

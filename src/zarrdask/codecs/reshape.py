@@ -163,5 +163,7 @@ class ReshapeCodec(ArrayArrayCodec):
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         arr = np.asarray(chunk)
         if arr.size != math.prod(spec.shape):
-            raise CorruptChunkError(f"codec 'reshape': chunk has {arr.size} elements, expected shape {tuple(spec.shape)}")
+            raise CorruptChunkError(
+                f"codec 'reshape': chunk has {arr.size} elements, expected shape {tuple(spec.shape)}"
+            )
         return arr.reshape(spec.shape, order="C")
