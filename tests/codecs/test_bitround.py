@@ -323,3 +323,23 @@ def test_rechunk(tmp_path):
     assert b[...].tobytes() == rounded(x, 6).tobytes()
     codecs = json.loads((tmp_path / "dst.zarr" / "zarr.json").read_text())["codecs"]
     assert {"name": "bitround", "configuration": {"keepbits": 6}} in codecs
+
+
+@pytest.mark.parametrize("dtype, name", [
+    (ml_dtypes.bfloat16, "bfloat16"),
+    ([("real", ml_dtypes.bfloat16), ("imag", ml_dtypes.bfloat16)], "complex_bfloat16"),
+    ([("real", "f2"), ("imag", "f2")], "complex_float16"),
+])
+def test_small_float_arrays(tmp_path, dtype, name):
+    dtype = np.dtype(dtype)
+    values = _finite_floats("f2", 200)[:6 * 5].reshape(6, 5)
+    x = np.zeros((6, 5), dtype)
+    if dtype.names:
+        x["real"], x["imag"] = values.astype(dtype["real"]), (-values[::-1]).astype(dtype["real"])
+    else:
+        x[...] = values.astype(dtype)
+    a = _array(str(tmp_path / "h.zarr"), dtype=dtype, shape=(6, 5), chunks=(4, 4))
+    a[...] = x
+    assert json.loads((tmp_path / "h.zarr" / "zarr.json").read_text())["data_type"] == name
+    out = zarrdask.open_array(str(tmp_path / "h.zarr"), mode="r")[...]
+    assert out.tobytes() == rounded(x, 6).tobytes()

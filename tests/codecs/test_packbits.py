@@ -359,3 +359,22 @@ def test_rechunk(tmp_path):
     np.testing.assert_array_equal(b[...], x)
     codecs = json.loads((tmp_path / "dst.zarr" / "zarr.json").read_text())["codecs"]
     assert codecs[0] == {"name": "packbits", "configuration": {"last_bit": 9}}
+
+
+@pytest.mark.parametrize("dtype, name", [
+    (ml_dtypes.int4, "int4"), (ml_dtypes.uint2, "uint2"), (ml_dtypes.float4_e2m1fn, "float4_e2m1fn"),
+    (ml_dtypes.float6_e3m2fn, "float6_e3m2fn"),
+    ([("real", ml_dtypes.float4_e2m1fn), ("imag", ml_dtypes.float4_e2m1fn)], "complex_float4_e2m1fn"),
+])
+def test_sub_byte_arrays(tmp_path, dtype, name):
+    dtype = np.dtype(dtype)
+    x = _values(dtype, 7 * 9, seed=7).reshape(7, 9)
+    a = _array(str(tmp_path / "m.zarr"), dtype, (7, 9), (4, 4), {"padding_encoding": "last_byte"}, compressors=None)
+    a[...] = x
+    meta = json.loads((tmp_path / "m.zarr" / "zarr.json").read_text())
+    assert meta["data_type"] == name
+    n = layout_of(dtype).bits
+    edge = np.zeros((4, 4), dtype)
+    edge[:3, :1] = x[4:, 8:]  # an edge chunk is packed whole, the overhang filled with the fill value (0)
+    assert (tmp_path / "m.zarr" / "c" / "1" / "2").read_bytes() == _reference(edge, 0, n - 1, "last_byte")
+    assert zarrdask.open_array(str(tmp_path / "m.zarr"), mode="r")[...].tobytes() == x.tobytes()
