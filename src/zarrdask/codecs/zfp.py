@@ -47,9 +47,12 @@ through ``float32``; ``int8``, ``int16``, ``uint8``, ``uint16`` and ml_dtypes'
 dimensionality (``rate`` is bits per value, as zfp defines it; zarrs 0.23
 passes 3 for every field, so its fixed-rate chunks of other than three
 dimensions differ: they are refused here as corrupt, never misread).
-``fixed_accuracy`` needs floating-point data (zfp's rule); in expert mode
-``maxbits`` must be at least 9 for ``float32`` and 12 for ``float64`` data
-(zfp docs, "Expert mode": smaller values may overrun buffers).
+``fixed_accuracy`` needs floating-point data (zfp's rule). In expert mode a
+``maxbits`` smaller than the bits a block writes before zfp checks it (zfp
+docs, "Expert mode": such a maxbits "will not be respected by zfp") leaves
+the blocks unbounded, as zfp's FAQ uses it (``0 0 p -1075``: a bounded
+relative error); buffers are then sized for unbounded blocks, where zfp's own
+``zfp_stream_maximum_size`` would be too small.
 
 **Untrusted chunks.** The stream is decoded from a zero-padded copy of at
 least ``zfp_stream_maximum_size`` bytes — the most any stream of the chunk
@@ -93,8 +96,12 @@ _UINT_MAX = (1 << 32) - 1  # zfp's parameters are C ``uint`` / ``int``
 _INT_RANGE = (-(1 << 31), (1 << 31) - 1)
 #: zfp_stream_set_rate computes 4**dims * rate + 0.5 as a C uint: at most 4**4 * (2**24 - 1) + 0.5
 _MAX_RATE = float((1 << 24) - 1)
+_GUARD = np.uint64(0x5A46502047554152)
 _WORD = 8  # bytes of a zfp stream word (stream_word_bits = 64, checked when the library loads)
-_MIN_FLOAT_MAXBITS = {3: 9, 4: 12}  # zfp_type_float / zfp_type_double: 1 + exponent bits
+#: zfp_type → the most bits a block writes before its maxbits is checked (reversible mode: the
+#: precision field, after a float's 2 + exponent bits; zfp_stream_maximum_size's overhead):
+#: in expert mode a smaller maxbits wraps around (C unsigned) to "no limit"
+_PREFIX_BITS = {1: 5, 2: 6, 3: 1 + 1 + 8 + 5, 4: 1 + 1 + 11 + 6}
 
 # zfp_type
 _INT32, _INT64, _FLOAT, _DOUBLE = 1, 2, 3, 4
@@ -399,13 +406,20 @@ class ZfpCodec(ArrayBytesCodec):
         if self.mode == "fixed_accuracy" and not elements.is_float:
             raise CodecError(f"codec 'zfp': mode 'fixed_accuracy' needs floating-point data (zfp's rule), "
                              f"found data type {spec.dtype}")
-        least = _MIN_FLOAT_MAXBITS.get(elements.zfp_type)
-        if self.mode == "expert" and least is not None and self.parameters["maxbits"] < least:
-            raise CodecError(
-                f"codec 'zfp': expert mode needs 'maxbits' >= {least} for data type {spec.dtype} "
-                f"(zfp's sign and exponent bits; smaller values may overrun buffers), found "
-                f"{self.parameters['maxbits']}")
         return elements, shape
+
+    def _maximum_size(self, lib: Any, stream: Any, field: Any, zfp_type: int) -> int:
+        """The most bytes a stream of ``field`` takes (``zfp_stream_maximum_size``),
+        for unbounded blocks when expert mode's ``maxbits`` does not bound them."""
+        if self.mode != "expert" or self.parameters["maxbits"] >= _PREFIX_BITS[zfp_type]:
+            return lib.zfp_stream_maximum_size(stream, field)
+        params = self.parameters
+        unbounded = lib.zfp_stream_open(None)
+        try:
+            lib.zfp_stream_set_params(unbounded, params["minbits"], _UINT_MAX, params["maxprec"], params["minexp"])
+            return lib.zfp_stream_maximum_size(unbounded, field)
+        finally:
+            lib.zfp_stream_close(unbounded)
 
     # -- the zfp stream ------------------------------------------------------
     def _open_stream(self, lib: Any, zfp_type: int, dims: int) -> Any:
@@ -449,16 +463,19 @@ class ZfpCodec(ArrayBytesCodec):
         field = bits = None
         try:
             field = self._field(lib, values.ctypes.data, elements.zfp_type, shape)
-            size = lib.zfp_stream_maximum_size(stream, field)
-            buffer = np.empty(-(-size // _WORD), dtype=np.uint64)
-            bits = lib.stream_open(buffer.ctypes.data, buffer.nbytes)
+            size = self._maximum_size(lib, stream, field, elements.zfp_type)
+            words = -(-size // _WORD)
+            buffer = np.empty(words + 1, dtype=np.uint64)
+            buffer[words] = _GUARD  # a word zfp must not reach
+            bits = lib.stream_open(buffer.ctypes.data, words * _WORD)
             lib.zfp_stream_set_bit_stream(stream, bits)
             lib.zfp_stream_rewind(stream)
             written = lib.zfp_compress(stream, field)
         finally:
             _close(lib, stream, field, bits)
-        if not written:
-            raise CodecError(f"codec 'zfp': zfp_compress failed (mode {self.mode!r}, shape {spec.shape})")
+        if written > words * _WORD or buffer[words] != _GUARD:  # (0: every block took 0 bits)
+            raise CodecError(f"codec 'zfp': zfp_compress failed (mode {self.mode!r}, shape {spec.shape}, "
+                             f"{written} bytes written into {words * _WORD})")
         return buffer.view(np.uint8)[:written].tobytes()
 
     def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
@@ -475,14 +492,14 @@ class ZfpCodec(ArrayBytesCodec):
         field = bits = None
         try:
             field = self._field(lib, values.ctypes.data, elements.zfp_type, shape)
-            buffer = self._padded(lib, stream, field, raw, shape, key)
+            buffer = self._padded(lib, stream, field, elements.zfp_type, raw, shape, key)
             bits = lib.stream_open(buffer.ctypes.data, buffer.nbytes)
             lib.zfp_stream_set_bit_stream(stream, bits)
             lib.zfp_stream_rewind(stream)
             read = lib.zfp_decompress(stream, field)
         finally:
             _close(lib, stream, field, bits)
-        if not read or raw.nbytes > read or raw.nbytes <= read - _WORD:
+        if raw.nbytes > read or raw.nbytes <= read - _WORD:
             hint = " (it starts with a zfp header: the zfp codec stores none)" if bytes(raw[:3]) == b"zfp" else ""
             raise CorruptChunkError(
                 f"chunk {key!r}: codec 'zfp' ({self.mode}) decoded a chunk of shape {spec.shape} "
@@ -490,12 +507,12 @@ class ZfpCodec(ArrayBytesCodec):
                 f"or written with another configuration{hint}")
         return elements.demote(values).reshape(spec.shape)
 
-    def _padded(self, lib: Any, stream: Any, field: Any, raw: memoryview, shape: tuple[int, ...],
-                key: str) -> np.ndarray:
+    def _padded(self, lib: Any, stream: Any, field: Any, zfp_type: int, raw: memoryview,
+                shape: tuple[int, ...], key: str) -> np.ndarray:
         """``raw`` in zeroed words as long as the longest stream of this chunk
         spec (which zfp never reads past); errors for a stream longer than
         that or shorter than the bits every block takes."""
-        most = lib.zfp_stream_maximum_size(stream, field)
+        most = self._maximum_size(lib, stream, field, zfp_type)
         minbits = ctypes.c_uint()
         lib.zfp_stream_params(stream, ctypes.byref(minbits), None, None, None)
         blocks = math.prod(-(-n // 4) for n in shape)
