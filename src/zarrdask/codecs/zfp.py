@@ -44,9 +44,11 @@ through ``float32``; ``int8``, ``int16``, ``uint8``, ``uint16`` and ml_dtypes'
 ``zfp_promote`` / ``zfp_demote`` shifts.
 
 **Modes.** ``fixed_rate`` calls ``zfp_stream_set_rate`` with the field's
-dimensionality (``rate`` is bits per value, as zfp defines it; zarrs 0.23
-passes 3 for every field, so its fixed-rate chunks of other than three
-dimensions differ: they are refused here as corrupt, never misread).
+dimensionality (``rate`` is bits per value, as zfp defines it). zarrs (to
+0.24-dev) passes 3 for every field: its fixed-rate chunks of other than three
+dimensions have 4**(3 - d) times the bits per block, so their length is not
+the one expected here and they are refused as corrupt (unless both lengths
+round to the same 64-bit words, as a lone 1-d block at a low rate may).
 ``fixed_accuracy`` needs floating-point data (zfp's rule). In expert mode a
 ``maxbits`` smaller than the bits a block writes before zfp checks it (zfp
 docs, "Expert mode": such a maxbits "will not be respected by zfp") leaves
