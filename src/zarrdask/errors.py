@@ -26,6 +26,7 @@ __all__ = [
     "UnknownCodecError",
     "SpecValidationError",
     "CodecError",
+    "MissingDependencyError",
     "NodeNotFoundError",
     "ArrayNotFoundError",
     "GroupNotFoundError",
@@ -111,16 +112,23 @@ class UnknownCodecError(MetadataError):
     """A codec name / id is not registered."""
 
 
+class CodecError(ZarrdaskError, ValueError):
+    """A codec was misconfigured or could not encode or decode."""
+
+
+class MissingDependencyError(UnknownCodecError, CodecError):
+    """A codec is known, but the optional package it runs on is not installed
+    (or not usable): the message names the package and the ``pip install``
+    command. Both an :class:`UnknownCodecError` (as a ``numcodecs.<id>``
+    codec whose package is missing) and a :class:`CodecError`."""
+
+
 class SpecValidationError(MetadataError):
     """A ZOM document does not match its JSON Schema; ``errors`` lists every problem."""
 
     def __init__(self, message: str, errors: tuple[str, ...] | list[str] = ()) -> None:
         super().__init__(message)
         self.errors = tuple(errors)
-
-
-class CodecError(ZarrdaskError, ValueError):
-    """A codec was misconfigured or could not encode or decode."""
 
 
 class NodeNotFoundError(ZarrdaskError, KeyError):

@@ -75,6 +75,7 @@ BUILTIN_CODECS: dict[str, str] = {
     "bitround": "zarrdask.codecs.bitround:BitroundCodec",
     "packbits": "zarrdask.codecs.packbits:PackBitsCodec",
     "reshape": "zarrdask.codecs.reshape:ReshapeCodec",
+    "zfp": "zarrdask.codecs.zfp:ZfpCodec",
     # draft ZEP 7 layout (no registered name yet), opt-in
     "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
 }
