@@ -447,7 +447,7 @@ class CastValueCodec(ArrayArrayCodec):
             back = self._cast(source, "decode")(encoded)
         except (CodecError, CorruptChunkError) as err:
             raise CodecError(f"codec {NAME!r}: the fill value {fill[0]!r} cannot be cast to "
-                             f"{self.target.name} and back: {err}") from None
+                             f"{self.target.name} and back: {str(err).removeprefix(f'codec {NAME!r}: ')}") from None
         same = (int(back[0]) == int(fill[0])) if source.is_int else (
             float(back[0]) == float(fill[0]) or bool(np.isnan(float(back[0])) and np.isnan(float(fill[0]))))
         if not same:

@@ -71,6 +71,7 @@ BUILTIN_CODECS: dict[str, str] = {
     "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",
     "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
     "cast_value": "zarrdask.codecs.cast_value:CastValueCodec",
+    "scale_offset": "zarrdask.codecs.scale_offset:ScaleOffsetCodec",
     # draft ZEP 7 layout (no registered name yet), opt-in
     "zarrdask.vlen-offsets": "zarrdask.codecs.vlen_offsets:VlenOffsetsCodec",
 }
