@@ -99,9 +99,54 @@ def _exact_pair(x: np.ndarray, src: NumericType) -> tuple[np.ndarray, np.ndarray
     return s, e
 
 
+def _round_integral(s: np.ndarray, rounding: str) -> np.ndarray:
+    """Float64 values rounded to integers (exact)."""
+    if rounding == "nearest-even":
+        return np.rint(s)
+    if rounding == "towards-zero":
+        return np.trunc(s)
+    if rounding == "towards-positive":
+        return np.ceil(s)
+    if rounding == "towards-negative":
+        return np.floor(s)
+    t = np.trunc(s)  # nearest-away; s - t is exact
+    return np.where(np.abs(s - t) >= 0.5, t + np.sign(s), t)
+
+
+def _round_ieee(s: np.ndarray, dst: NumericType, rounding: str) -> np.ndarray | None:
+    """Float64 values (exact in float64) rounded onto a numpy float type: numpy's
+    cast (round to nearest even, IEEE 754), then one step of one ulp where the
+    mode rounds the other way. ``None`` where a value overflows the type (the
+    general :func:`_round` decides those)."""
+    y = s.astype(dst.dtype)
+    yf = y.astype(np.float64)
+    if np.isinf(yf).any():
+        return None
+    if rounding == "nearest-even":
+        return yf
+    if rounding == "towards-negative":
+        y = np.where(yf > s, np.nextafter(y, dst.dtype.type(-np.inf)), y)
+    elif rounding == "towards-positive":
+        y = np.where(yf < s, np.nextafter(y, dst.dtype.type(np.inf)), y)
+    elif rounding == "towards-zero":
+        y = np.where(np.abs(yf) > np.abs(s), np.nextafter(y, dst.dtype.type(0)), y)
+    else:  # nearest-away: a tie (s midway between y and its neighbour on s's side) goes to the larger magnitude
+        other = np.nextafter(y, np.where(s > yf, dst.dtype.type(np.inf), dst.dtype.type(-np.inf)))
+        of = other.astype(np.float64)
+        tie = (yf != s) & (s - yf == of - s) & (np.abs(of) > np.abs(yf))
+        y = np.where(tie, other, y)
+    return y.astype(np.float64)
+
+
 def _round(s: np.ndarray, e: np.ndarray | None, dst: NumericType, rounding: str) -> np.ndarray:
     """The exact value ``s + e`` rounded with ``rounding`` onto ``dst``'s values (with
     an unbounded exponent range), as float64 (exact)."""
+    if dst.is_int and e is None:
+        return _round_integral(s, rounding)
+    if e is None and dst.dtype.kind == "f" and dst.dtype.name in ("float16", "float32", "float64"):
+        found = _round_ieee(s, dst, rounding)
+        if found is not None:
+            return found
     if dst.is_int:
         qexp = np.zeros(s.shape, dtype=np.int32)
         t = s
