@@ -207,6 +207,30 @@ def test_readme_example_2_with_the_default_fill_value_is_refused(tmp_path):
         _write(tmp_path / "a.zarr", np.array([1000], dtype="uint16"), EX2, 0)
 
 
+def test_hostile_stored_chunks_are_typed_errors(tmp_path):
+    a = _write(tmp_path / "a.zarr", np.linspace(0, 2540, 8), EX3, float("nan"), chunks=(4,))
+    chunk = tmp_path / "a.zarr" / "c" / "0"
+    chunk.write_bytes(chunk.read_bytes()[:3])  # truncated
+    with pytest.raises(CorruptChunkError):
+        a[...]
+    chunk.write_bytes(bytes(40))  # oversized
+    with pytest.raises(CorruptChunkError):
+        a[...]
+    b = _write(tmp_path / "b.zarr", np.array([-3, 0, 3, 6], dtype="int16"), [{"name": "scale_offset",
+               "configuration": {"scale": 3}}], 0)
+    (tmp_path / "b.zarr" / "c" / "0").write_bytes(np.array([0, 31, 3, 6], dtype="<i2").tobytes())  # 31 / 3
+    with pytest.raises(CorruptChunkError, match="value 31"):
+        b[...]
+    c = _write(tmp_path / "c.zarr", np.array([1.0, 2.0]), [{"name": "cast_value",
+               "configuration": {"data_type": "int16"}}], 0.0)
+    np.testing.assert_array_equal(c[...], [1.0, 2.0])
+    d = _write(tmp_path / "d.zarr", np.array([1, 2], dtype="uint8"), [{"name": "cast_value",
+               "configuration": {"data_type": "int16"}}], 0)
+    (tmp_path / "d.zarr" / "c" / "0").write_bytes(np.array([1, -5], dtype="<i2").tobytes())  # -5 is no uint8
+    with pytest.raises(CorruptChunkError, match=r"-5 \(int16\) as uint8"):
+        d[...]
+
+
 def test_missing_and_partial_chunks_read_as_fill(tmp_path):
     x = np.full(10, np.nan)
     x[2:5] = [10.0, 20.0, 30.0]

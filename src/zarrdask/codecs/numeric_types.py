@@ -75,7 +75,7 @@ class NumericType:
 
 
 def _is_ml_dtype(dtype: np.dtype) -> bool:
-    return type(dtype.type).__module__ == "ml_dtypes" or dtype.type.__module__.startswith("ml_dtypes")
+    return dtype.type.__module__.partition(".")[0] == "ml_dtypes"
 
 
 @lru_cache(maxsize=64)
