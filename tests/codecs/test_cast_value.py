@@ -379,3 +379,54 @@ def test_exact_casts_and_multidimensional_chunks():
     np.testing.assert_array_equal(codec.decode(y, s), x)
     fortran = np.asfortranarray(x.astype(np.float64) + 0.5)
     np.testing.assert_array_equal(CastValueCodec("int32", rounding="towards-zero").encode(fortran, s), x)
+
+
+# --------------------------------------------------------------------------- ml_dtypes by name, at array level
+
+
+def _registry_knows(name):
+    from zarrdask.errors import MetadataError
+    from zarrdask.metadata.dtypes.api import parse_data_type_v3
+
+    try:
+        parse_data_type_v3(name)
+        return True
+    except MetadataError:
+        return False
+
+
+needs_ml_names = pytest.mark.skipif(not _registry_knows("bfloat16"),
+                                    reason="the data-type registry does not know the ml_dtypes names yet")
+
+
+@needs_ml_names
+def test_ml_dtypes_by_name_at_array_level(tmp_path):
+    import zarrdask
+
+    filters = [{"name": "cast_value", "configuration": {"data_type": "bfloat16", "rounding": "towards-zero",
+                                                        "scalar_map": {"encode": [["NaN", "0x7fc1"]]}}}]
+    codec = codec_from_json(filters[0])
+    assert codec.target.dtype == np.dtype(ml_dtypes.bfloat16) and codec.to_json() == filters[0]
+    x = np.array([1.0, -(1 + 2**-7 + 2**-9), np.nan, 3.0], dtype=np.float32)
+    a = zarrdask.create_array(str(tmp_path / "b.zarr"), shape=x.shape, dtype=x.dtype, chunks=x.shape,
+                              filters=filters, compressors=None, fill_value=0.0)
+    a[...] = x
+    # bfloat16 little-endian: 1.0 = 0x3f80, -(1 + 2**-7) (towards zero) = 0xbf81, NaN mapped to 0x7fc1, 3.0 = 0x4040
+    assert (tmp_path / "b.zarr" / "c" / "0").read_bytes() == bytes.fromhex("803f" "81bf" "c17f" "4040")
+    back = zarrdask.open_array(str(tmp_path / "b.zarr"))[...]
+    assert back[0] == 1.0 and back[1] == -(1 + 2**-7) and np.isnan(back[2]) and back[3] == 3.0
+
+    wrap = [{"name": "cast_value", "configuration": {"data_type": "int4", "out_of_range": "wrap"}}]
+    y = np.array([-8, 7, 8, -9, 100], dtype=np.int8)
+    b = zarrdask.create_array(str(tmp_path / "i.zarr"), shape=y.shape, dtype=y.dtype, chunks=y.shape,
+                              filters=wrap, fill_value=0)
+    b[...] = y
+    assert zarrdask.open_array(str(tmp_path / "i.zarr"))[...].tolist() == [-8, 7, -8, 7, 4]
+
+    so = [{"name": "scale_offset", "configuration": {"offset": 0.5, "scale": 4}},
+          {"name": "cast_value", "configuration": {"data_type": "float8_e4m3fn", "out_of_range": "clamp"}}]
+    z = np.array([1.5, 2.25, -3.0, 1000.0], dtype=ml_dtypes.bfloat16)
+    c = zarrdask.create_array(str(tmp_path / "z.zarr"), shape=z.shape, dtype=z.dtype, chunks=z.shape,
+                              filters=so, fill_value=0.5)
+    c[...] = z
+    assert zarrdask.open_array(str(tmp_path / "z.zarr"))[...].astype(float).tolist() == [1.5, 2.25, -3.0, 112.5]
