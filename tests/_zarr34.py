@@ -103,6 +103,31 @@ def versions() -> tuple[str, str | None]:
     return zarr_v, zarrs_v
 
 
+@functools.lru_cache(maxsize=None)
+def _ensure(module: str, requirement: str) -> str:
+    py = python()
+    check = [py, "-c", f"import {module}"]
+    if subprocess.run(check, capture_output=True, timeout=120).returncode == 0:
+        return ""
+    with open(_cache_dir() / (VENV_NAME + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if subprocess.run(check, capture_output=True, timeout=120).returncode == 0:
+            return ""
+        r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", requirement],
+                           capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        return f"could not install {requirement} into the Python 3.12 venv: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+    return ""
+
+
+def require(module: str, requirement: str) -> None:
+    """Make ``module`` importable in the venv (``pip install requirement`` there once,
+    e.g. ``cast-value-rs``, which zarr-python's ``cast_value`` codec needs), or skip the test."""
+    why = _ensure(module, requirement)
+    if why:
+        pytest.skip(why)
+
+
 def run(script: str, *args: Any) -> Any:
     """Run ``script`` in the venv with ``sys.argv[1:] = args``; its stdout parsed as JSON."""
     r = subprocess.run([python(), "-c", script, *map(str, args)], capture_output=True, text=True, timeout=600)

@@ -70,6 +70,8 @@ BUILTIN_CODECS: dict[str, str] = {
     "zstd": "zarrdask.codecs.zstd_codec:ZstdCodec",
     "vlen-utf8": "zarrdask.codecs.vlen:VlenUtf8Codec",
     "vlen-bytes": "zarrdask.codecs.vlen:VlenBytesCodec",
+    "cast_value": "zarrdask.codecs.cast_value:CastValueCodec",
+    "scale_offset": "zarrdask.codecs.scale_offset:ScaleOffsetCodec",
     "conditional": "zarrdask.codecs.conditional:ConditionalCodec",
     "n5_default": "zarrdask.codecs.n5_default:N5DefaultCodec",
     "bitround": "zarrdask.codecs.bitround:BitroundCodec",
