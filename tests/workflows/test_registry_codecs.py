@@ -20,6 +20,11 @@ SHAPE, CHUNKS = (24, 20), (6, 10)
 
 #: (id, dtype, create_array keywords)
 CASES = [
+    ("scale_offset", "f8", {"filters": [{"name": "scale_offset", "configuration": {"offset": 10, "scale": 4}}]}),
+    ("cast_value", "f4", {"filters": [
+        {"name": "scale_offset", "configuration": {"offset": -400, "scale": 0.25}},
+        {"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
+                                                 "out_of_range": "clamp"}}]}),
     ("bitround", "f4", {"filters": [{"name": "bitround", "configuration": {"keepbits": 5}}]}),
     ("bitround-int", "u2", {"filters": [{"name": "bitround", "configuration": {"keepbits": 3}}]}),
     ("reshape", "f8", {"filters": [{"name": "reshape", "configuration": {"shape": [-1]}}]}),
@@ -81,6 +86,10 @@ def test_registry_codec_in_shard_rechunk_and_convert(tmp_path, name, dtype, kwar
         assert kept.tobytes() == data.tobytes()  # lossless
     elif codec == "zfp":
         assert np.max(np.abs(kept - data)) <= 0.01
+    elif codec == "scale_offset":  # (x - 10) * 4 and back in float64: within an ulp or two
+        np.testing.assert_allclose(kept, data, rtol=1e-14, atol=1e-12)
+    elif codec == "cast_value":  # to uint8 steps of 4 from -400, clamped at 620
+        assert np.all(np.abs(kept - np.clip(data, -400, 620)) <= 2)
     else:
         assert np.allclose(kept.astype("f8"), data.astype("f8"), rtol=2.0 ** -2)
 
