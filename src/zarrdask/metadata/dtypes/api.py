@@ -229,19 +229,11 @@ def fill_values_equal(a: Any, b: Any) -> bool:
 
 
 def normalize_dtype(dtype: Any, data: Any = None) -> Any:
-    """The numpy dtype of a new array from what a user passes as ``dtype=``.
-
-    Variable-length types are chosen as zarr-python 3 does: ``str``, ``"str"``,
-    ``"string"``, ``"T"``, ``StringDType`` and the width-less ``"U"`` give
-    ``StringDType`` (Zarr ``string``); ``bytes``, ``"bytes"`` and the width-less
-    ``"S"`` give ``object`` (Zarr ``bytes``). ``object`` is ambiguous: with
-    ``data`` whose elements are all ``str`` it means strings, all ``bytes``
-    bytes; otherwise :class:`UnknownDataTypeError`. Everything else goes
-    through ``numpy.dtype`` (``"U5"`` and ``"S5"`` stay fixed-width; the
-    ``ml_dtypes`` names such as ``"bfloat16"`` and ``"int4"`` are numpy's once
-    ``ml_dtypes`` is imported), and a name numpy does not know is taken as a
-    Zarr v3 data type name (``"complex_bfloat16"``, ``"complex_float32"``).
-    """
+    """The numpy dtype of a new array from what a user passes as ``dtype=``: what
+    :func:`.vlen.normalize_dtype` gives (variable-length types chosen as zarr-python 3
+    does; numpy's names, ``ml_dtypes``' among them: ``"bfloat16"``, ``"int4"``), and
+    for a name numpy does not know, the Zarr v3 data type of that name
+    (``"complex_bfloat16"``, ``"complex_float32"``)."""
     try:
         return _numpy_dtype(dtype, data)
     except UnknownDataTypeError:

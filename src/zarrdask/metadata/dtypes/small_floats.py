@@ -27,7 +27,7 @@ model checkpoints are stored so): such arrays are read.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,9 +37,7 @@ from .base import native
 from .float_formats import ML_FLOATS
 from .floats import Float, decode_float
 
-__all__ = ["SmallFloat", "v3_only"]
-
-_NAMES = {dtype: name for name, dtype in ML_FLOATS.items()}
+__all__ = ["MlDtypesFamily", "SmallFloat", "v3_only"]
 
 
 def v3_only(dtype: np.dtype, name: str) -> UnknownDataTypeError:
@@ -50,30 +48,47 @@ def v3_only(dtype: np.dtype, name: str) -> UnknownDataTypeError:
     )
 
 
-class SmallFloat(Float):
-    """``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn`` ↔ ``ml_dtypes``."""
+class MlDtypesFamily:
+    """What the ``ml_dtypes`` families share, put before the core family they extend:
+    their names and dtypes come from one ``TABLE`` (v3 name → numpy dtype); the v2
+    ``dtype`` is the same name (tensorstore's v2 driver writes it, little-endian),
+    read and never written."""
 
-    V3_CORE_NAMES = ()
-    V3_EXTENSION_NAMES = tuple(ML_FLOATS)
-    V2_KINDS = ()
-    V2_NAMES = tuple(ML_FLOATS)  # tensorstore's zarr (v2) driver writes these names, little-endian
-    NUMPY_KINDS = ()
-    NUMPY_DTYPES = tuple(ML_FLOATS.values())
+    TABLE: ClassVar[dict[str, np.dtype]] = {}
+    V3_CORE_NAMES: ClassVar[tuple[str, ...]] = ()
+    V2_KINDS: ClassVar[tuple[str, ...]] = ()
+    NUMPY_KINDS: ClassVar[tuple[str, ...]] = ()
     __slots__ = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.V3_EXTENSION_NAMES = cls.V2_NAMES = tuple(cls.TABLE)
+        cls.NUMPY_DTYPES = tuple(cls.TABLE.values())
+        cls.names = {dtype: name for name, dtype in cls.TABLE.items()}
+
+    dtype: np.dtype
+    names: ClassVar[dict[np.dtype, str]]
+
     def to_v3(self, struct_name: str | None = None) -> str:
-        return _NAMES[native(self.dtype)]
+        return self.names[native(self.dtype)]
 
     @classmethod
     def from_v2(cls, doc: Any, key: str, field: str, types: Any, depth: int) -> np.dtype:
-        return ML_FLOATS[doc]
+        return cls.TABLE[doc]
 
     def to_v2(self) -> str:
         raise v3_only(self.dtype, self.to_v3())
 
+
+class SmallFloat(MlDtypesFamily, Float):
+    """``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn`` ↔ ``ml_dtypes``."""
+
+    TABLE = ML_FLOATS
+    __slots__ = ()
+
     def coerce_fill(self, value: Any, key: str, field: str) -> Any:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                and not (isinstance(value, np.generic) and value.dtype in _NAMES):
+                and not (isinstance(value, np.generic) and value.dtype in self.names):
             raise field_error(key, field, value, f"a number for {native(self.dtype).name}")
         if isinstance(value, np.generic) and value.dtype == native(self.dtype):
             return value

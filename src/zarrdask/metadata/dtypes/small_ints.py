@@ -13,40 +13,20 @@ as zeros, as ``ml_dtypes`` and tensorstore write them (-3 as ``int4`` is
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .base import native
 from .float_formats import ML_INTS
 from .integers import Integer
-from .small_floats import v3_only
+from .small_floats import MlDtypesFamily
 
 __all__ = ["SmallInteger"]
 
-_NAMES = {dtype: name for name, dtype in ML_INTS.items()}
 
-
-class SmallInteger(Integer):
+class SmallInteger(MlDtypesFamily, Integer):
     """``int2`` / ``int4`` / ``uint2`` / ``uint4`` ↔ ``ml_dtypes``."""
 
-    V3_CORE_NAMES = ()
-    V3_EXTENSION_NAMES = tuple(ML_INTS)
-    V2_KINDS = ()
-    V2_NAMES = tuple(ML_INTS)  # tensorstore's zarr (v2) driver writes these names, little-endian
-    NUMPY_KINDS = ()
-    NUMPY_DTYPES = tuple(ML_INTS.values())
+    TABLE = ML_INTS
     __slots__ = ()
-
-    def to_v3(self, struct_name: str | None = None) -> str:
-        return _NAMES[native(self.dtype)]
-
-    @classmethod
-    def from_v2(cls, doc: Any, key: str, field: str, types: Any, depth: int) -> np.dtype:
-        return ML_INTS[doc]
-
-    def to_v2(self) -> str:
-        raise v3_only(self.dtype, self.to_v3())
 
     def default_fill(self) -> np.generic:
         return self.dtype.type(0)

@@ -137,7 +137,7 @@ class VariableLengthBytes(_VariableLength):
 
 def normalize_dtype(dtype: Any, data: Any = None) -> Any:
     """The numpy dtype of a new array from what a user passes as ``dtype=``
-    (numpy's names and types; :func:`.api.normalize_dtype` adds the Zarr v3 names).
+    (numpy's names and types; ``api.normalize_dtype`` adds the Zarr v3 names).
 
     Variable-length types are chosen as zarr-python 3 does: ``str``, ``"str"``,
     ``"string"``, ``"T"``, ``StringDType`` and the width-less ``"U"`` give
