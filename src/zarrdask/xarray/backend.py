@@ -9,6 +9,9 @@ It opens what xarray's own ``engine="zarr"`` opens, and opens it the same way
   variable's attributes together with NetCDF's ``_nc*`` attributes;
 - CF decoding (scale/offset, ``_FillValue``, times, ``_Unsigned``, strings,
   coordinates) is xarray's own, through ``StoreBackendEntrypoint``;
+  but the small types xarray's coders cannot take (``bfloat16``, ``float8_*``,
+  ``float4_e2m1fn``, ``int4``, ``complex_bfloat16``, …) have their ``_FillValue``
+  masked here, as xarray masks ``float16`` and ``int8`` (:mod:`.small_types`);
 - the Zarr fill value masks data where xarray's engine does:
   ``use_zarr_fill_value_as_mask=None`` means True for v2 (``fill_value``
   becomes ``_FillValue``) and False for v3 (``_FillValue`` is a CF attribute of
