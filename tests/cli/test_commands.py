@@ -87,6 +87,27 @@ def test_info_sharded_array(tmp_path):
     assert "Shards initialised : 2 of 4" in text and "Chunks initialised : 8 of 16" in text
 
 
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e5m2", "float4_e2m1fn", "int4", "uint2", "complex_bfloat16",
+                                  "complex_float16"])
+def test_info_names_the_zarr_data_type(tmp_path, name):
+    g = zarrdask.open_group(str(tmp_path / "m.zarr"), mode="w")
+    a = g.create_array("a", shape=(4,), dtype=name, chunks=(2,))
+    # Array.info, the array's repr and the command line show the Zarr name, not a numpy structure
+    assert a.info["Data type"] == name and f"dtype={name}>" in repr(a)
+    lines = dict(line.split(" : ", 1) for line in run("info", tmp_path / "m.zarr" / "a").stdout.splitlines())
+    assert {k.strip(): v for k, v in lines.items()}["Data type"] == name
+    assert json.loads(run("info", tmp_path / "m.zarr" / "a", "--json").stdout)["dtype"] == name
+    assert run("tree", tmp_path / "m.zarr").stdout.splitlines()[-1] == f"└── a (4,) {name}"
+    members = json.loads(run("info", tmp_path / "m.zarr", "--json").stdout)["members"]
+    assert [m["dtype"] for m in members] == [name]
+
+
+def test_info_keeps_numpy_names_for_other_structures(tmp_path):
+    s = zarrdask.create_array(str(tmp_path / "s.zarr"), shape=(2,), dtype=[("a", "i4"), ("b", "f8")])
+    assert s.info["Data type"] == str(s.dtype)
+    assert run("info", tmp_path / "s.zarr", "--json").stdout.count(json.dumps(str(s.dtype))) == 1
+
+
 def test_info_group(hierarchy):
     path, fmt = hierarchy
     r = run("info", path)

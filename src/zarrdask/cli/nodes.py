@@ -9,6 +9,7 @@ import click
 
 from ..core.array import Array
 from ..core.group import Group
+from ..metadata.dtypes import display_name
 from ._common import (
     emit_json,
     emit_table,
@@ -40,7 +41,7 @@ def array_summary(array: Array) -> dict[str, Any]:
         "node_type": "array",
         "zarr_format": array.zarr_format,
         "shape": list(array.shape),
-        "dtype": str(array.dtype),
+        "dtype": display_name(array.dtype, array.zarr_format),
         "chunk_grid": array.chunk_grid,
         "chunks": [c if isinstance(c, int) else list(c) for c in array.chunks],
         "shards": None if array.shards is None else [c if isinstance(c, int) else list(c) for c in array.shards],
@@ -244,7 +245,7 @@ def tree(path: str, node: str, storage_options: tuple[str, ...], level: int | No
     if as_json:
         emit_json(_tree_json(obj, name, level))
     elif isinstance(obj, Array):
-        click.echo(f"{name} {obj.shape} {obj.dtype}")
+        click.echo(f"{name} {obj.shape} {display_name(obj.dtype, obj.zarr_format)}")
     else:
         click.echo(str(obj.tree(level)))
 

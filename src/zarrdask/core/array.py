@@ -24,6 +24,7 @@ from ..errors import SelectionError
 from ..indexing import CoordinateIndexer, Indexer, selection_kind
 from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
+from ..metadata.dtypes import display_name
 from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
@@ -720,7 +721,7 @@ class Array(Node):
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"<zarrdask.Array {self.name!r} v{self.zarr_format} shape={self.shape} dtype={self.dtype}>"
+        return f"<zarrdask.Array {self.name!r} v{self.zarr_format} shape={self.shape} dtype={display_name(self.dtype, self.zarr_format)}>"
 
     def __dask_tokenize__(self) -> Any:
         import json
@@ -761,7 +762,7 @@ class ArrayInfo:
             "Name": a.name,
             "Type": "Array",
             "Zarr format": a.zarr_format,
-            "Data type": str(a.dtype),
+            "Data type": display_name(a.dtype, a.zarr_format),
             "Shape": a.shape,
             **({"Chunk grid": a.chunk_grid} if a.chunk_grid != "regular" else {}),
             "Chunk shape": a.chunks,

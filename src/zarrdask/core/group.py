@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ContainsArrayError, NodeNotFoundError, StoreError
 from ..metadata import GroupMetadataV2, GroupMetadataV3
+from ..metadata.dtypes import display_name
 from ..storage.abc import Store
 from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
@@ -365,7 +366,7 @@ class Group(Node):
                 last = i == len(children) - 1
                 branch = "└── " if last else "├── "
                 if isinstance(child, Array):
-                    lines.append(f"{prefix}{branch}{name} {child.shape} {child.dtype}")
+                    lines.append(f"{prefix}{branch}{name} {child.shape} {display_name(child.dtype, child.zarr_format)}")
                 else:
                     lines.append(f"{prefix}{branch}{name}")
                     if level is None or depth + 1 < level:

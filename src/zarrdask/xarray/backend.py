@@ -9,6 +9,9 @@ It opens what xarray's own ``engine="zarr"`` opens, and opens it the same way
   variable's attributes together with NetCDF's ``_nc*`` attributes;
 - CF decoding (scale/offset, ``_FillValue``, times, ``_Unsigned``, strings,
   coordinates) is xarray's own, through ``StoreBackendEntrypoint``;
+  but the small types xarray's coders cannot take (``bfloat16``, ``float8_*``,
+  ``float4_e2m1fn``, ``int4``, ``complex_bfloat16``, …) have their ``_FillValue``
+  masked here, as xarray masks ``float16`` and ``int8`` (:mod:`.small_types`);
 - the Zarr fill value masks data where xarray's engine does:
   ``use_zarr_fill_value_as_mask=None`` means True for v2 (``fill_value``
   becomes ``_FillValue``) and False for v3 (``_FillValue`` is a CF attribute of
@@ -42,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 from xarray import DataTree
@@ -65,6 +68,7 @@ from ..storage.abc import Store
 from ..storage.capabilities import STREAMING
 from ..storage.keys import normalize_path
 from .eager import load_all, read_at_open
+from .small_types import decode_fill_attribute, is_small_type, mask_small_type
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 
@@ -254,10 +258,13 @@ def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def array_variable(array: Array, use_zarr_fill_value_as_mask: bool | None = None,
-                   try_nczarr: bool = False, backend: ZarrdaskBackendArray | None = None) -> Variable:
+                   try_nczarr: bool = False, backend: ZarrdaskBackendArray | None = None,
+                   mask_and_scale: bool = True) -> Variable:
     """The array as a lazy, still CF-encoded xarray Variable, with the encoding
     and the ``_FillValue`` attribute xarray's zarr engine gives it (``backend``:
-    the array's :class:`ZarrdaskBackendArray`, if made already)."""
+    the array's :class:`ZarrdaskBackendArray`, if made already). With
+    ``mask_and_scale``, the fill values of the small types xarray cannot mask
+    (``bfloat16``, ``int4``, …) are masked already (:mod:`.small_types`)."""
     if use_zarr_fill_value_as_mask is None:
         use_zarr_fill_value_as_mask = array.zarr_format == 2
     dims, attrs = dims_and_attrs(array, try_nczarr)
@@ -270,16 +277,20 @@ def array_variable(array: Array, use_zarr_fill_value_as_mask: bool | None = None
         if array.zarr_format == 3:
             encoding["fill_value"] = array.fill_value
         if "_FillValue" in attrs:
-            attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], array.dtype)
-    return Variable(dims, data, attrs, encoding)
+            decode = decode_fill_attribute if is_small_type(array.dtype) else FillValueCoder.decode
+            attrs["_FillValue"] = decode(attrs["_FillValue"], array.dtype)
+    variable = Variable(dims, data, attrs, encoding)
+    return mask_small_type(variable, array.basename) if mask_and_scale else variable
 
 
 class ZarrdaskDataStore(AbstractDataStore):
     """The variables and attributes of one zarrdask group (or of one array), for xarray."""
 
     def __init__(self, node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None,
-                 try_nczarr: bool = True, arrays: list[tuple[str, Array]] | None = None) -> None:
-        """``arrays``: the group's arrays (``(name, array)``), if read already."""
+                 try_nczarr: bool = True, arrays: list[tuple[str, Array]] | None = None,
+                 mask_and_scale: bool | Mapping[str, bool] = True) -> None:
+        """``arrays``: the group's arrays (``(name, array)``), if read already;
+        ``mask_and_scale``: as given to xarray (a bool, or one per variable name)."""
         self.group = node if isinstance(node, Group) else None
         self._attrs_of = node
         if isinstance(node, Array):
@@ -289,6 +300,7 @@ class ZarrdaskDataStore(AbstractDataStore):
         else:
             self._arrays = [(n, a) for n, a in node.members() if isinstance(a, Array)]
         self._mask = use_zarr_fill_value_as_mask
+        self._mask_and_scale = mask_and_scale
         self._nczarr = try_nczarr
         self._backends = {n: ZarrdaskBackendArray(a) for n, a in self._arrays}
 
@@ -311,7 +323,9 @@ class ZarrdaskDataStore(AbstractDataStore):
                 [self._backends[n] for n in others if not self._backends[n].loaded])
 
     def open_store_variable(self, name: str, array: Array) -> Variable:
-        return array_variable(array, self._mask, self._nczarr, self._backends.get(name))
+        mask = self._mask_and_scale
+        mask = mask.get(name, True) if isinstance(mask, Mapping) else bool(mask)
+        return array_variable(array, self._mask, self._nczarr, self._backends.get(name), mask_and_scale=mask)
 
     def get_variables(self) -> FrozenDict:
         return FrozenDict((n, self.open_store_variable(n, a)) for n, a in self._arrays)
@@ -415,8 +429,8 @@ def _members(node: Group | Array, listing: list[str] | None, max_depth: int | No
     return list(node.members(max_depth, listing=listing)) if isinstance(node, Group) else []
 
 
-def _stores_below(root: Group | Array, listing: list[str] | None,
-                  use_zarr_fill_value_as_mask: bool | None) -> dict[str, "ZarrdaskDataStore"]:
+def _stores_below(root: Group | Array, listing: list[str] | None, use_zarr_fill_value_as_mask: bool | None,
+                  mask_and_scale: Any = True) -> dict[str, "ZarrdaskDataStore"]:
     """A data store for every group at and below ``root`` (keyed ``"/"``,
     ``"/child"``, …), from one walk of the hierarchy."""
     members = _members(root, listing, None)
@@ -427,7 +441,8 @@ def _stores_below(root: Group | Array, listing: list[str] | None,
             parent, _, base = name.rpartition("/")
             arrays[parent].append((base, member))
     return {"/" + name: ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
-                                          arrays=arrays[name] if isinstance(node, Group) else None)
+                                          arrays=arrays[name] if isinstance(node, Group) else None,
+                                          mask_and_scale=mask_and_scale)
             for name, node in groups.items()}
 
 
@@ -496,7 +511,8 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         arrays = [(n, a) for n, a in _members(node, listing, 0) if isinstance(a, Array)]
         # NCZarr dimension references are looked for when reading only, as engine="zarr" does
         data = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
-                                 arrays=arrays if isinstance(node, Group) else None)
+                                 arrays=arrays if isinstance(node, Group) else None,
+                                 mask_and_scale=mask_and_scale)
         return self._datasets(
             {"/": data},
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
@@ -539,7 +555,8 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         metadata, one metadata read in all."""
         root, listing = _open_node(filename_or_obj, group=group, mode=mode, consolidated=consolidated,
                                    zarr_format=zarr_format, storage_options=storage_options)
-        return self._datasets(_stores_below(root, listing, use_zarr_fill_value_as_mask), **decode)
+        stores = _stores_below(root, listing, use_zarr_fill_value_as_mask, decode.get("mask_and_scale", True))
+        return self._datasets(stores, **decode)
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
         """The groups at and below ``group`` as a ``DataTree`` (keywords as

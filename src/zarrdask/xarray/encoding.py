@@ -17,7 +17,9 @@ what xarray's ``ZarrStore`` decides after it:
   an ``int`` nor a sequence of edge lengths (a rectilinear grid) is a ``TypeError``;
 - **fill values**: in v2 the CF ``_FillValue`` is the array's ``fill_value``; in
   v3 ``_FillValue`` stays a JSON-encoded attribute and ``fill_value`` comes from
-  ``encoding["fill_value"]`` (NaN for floats);
+  ``encoding["fill_value"]`` (NaN for floats, the small floats that have a NaN
+  too); the small types xarray's coders cannot take (``bfloat16``, ``int4``,
+  ``complex_bfloat16``, …) get their ``_FillValue`` from :mod:`.small_types`;
 - **appends** to an existing variable: encoded exactly as the stored one (units,
   calendar, dtype, scale), fixed-length strings and bytes only with the stored
   length (longer values would be cut; xarray refuses the same way).
@@ -38,6 +40,7 @@ from xarray.core.variable import Variable
 from ..core.array import Array
 from ..dask.writer import block_grid
 from .backend import DIMENSION_KEY, array_variable
+from .small_types import encode_fill_attribute, has_nan, is_small_type, unmask_small_type
 
 #: the name xarray's convention stores a variable named ``None`` under
 NONE_NAME = "__values__"
@@ -101,7 +104,7 @@ def with_encodings(variables: dict[Hashable, Variable], encoding: Mapping[Hashab
 
 def encode_new(v: Variable, name: Hashable, fmt: int) -> Variable:
     """A variable that gets a new array, CF-encoded as xarray's zarr engine does."""
-    return encode_zarr_variable(v, name=name, zarr_format=fmt)
+    return encode_zarr_variable(unmask_small_type(v, name), name=name, zarr_format=fmt)
 
 
 def encode_like_existing(variables: dict[Hashable, Variable], existing: Mapping[Hashable, Array], fmt: int
@@ -124,7 +127,7 @@ def encode_like_existing(variables: dict[Hashable, Variable], existing: Mapping[
             new = new.transpose(*old.dims)
         new = new.copy(deep=False)
         new.encoding = dict(old.encoding)
-        enc = encode_zarr_variable(new, name=k, zarr_format=fmt)
+        enc = encode_zarr_variable(unmask_small_type(new, k), name=k, zarr_format=fmt)
         _check_units(k, enc, old.encoding.get("units"))
         out[k] = enc
     return out
@@ -179,11 +182,12 @@ def fill_value_and_attributes(name: Hashable, v: Variable, fmt: int) -> tuple[An
         fill_value = attrs.pop("_FillValue", None)
     else:
         fill_value = v.encoding.get("fill_value")
-        if fill_value is None and v.dtype.kind == "f":
+        if fill_value is None and (v.dtype.kind == "f" or v.dtype.names is None and has_nan(v.dtype)):
             fill_value = np.nan  # as xarray: floats default to NaN, not Zarr's 0
         fv = attrs.pop("_FillValue", None)
         if fv is not None:
-            attrs["_FillValue"] = FillValueCoder.encode(fv, v.dtype)
+            encode = encode_fill_attribute if is_small_type(v.dtype) else FillValueCoder.encode
+            attrs["_FillValue"] = encode(fv, v.dtype)
     if v.encoding.get("_FillValue") is not None:
         raise ValueError(f"variable {name!r}: Zarr does not support _FillValue in encoding")
     return fill_value, {k: encode_zarr_attr_value(val) for k, val in attrs.items()}

@@ -29,6 +29,7 @@ __all__ = [
     "decode_fill_value_v2",
     "decode_fill_value_v3",
     "default_fill_value",
+    "display_name",
     "dtype_to_v2",
     "encode_fill_value_v2",
     "encode_fill_value_v3",
@@ -139,6 +140,22 @@ def data_type_to_v3(dtype: Any, *, struct_name: str = "structured") -> str | dic
     if dtype.names is None and dtype.subdtype is not None:
         raise UnknownDataTypeError(f"subarray dtype {dtype} cannot be a Zarr v3 data type")
     return REGISTRY.for_dtype(dtype).to_v3(struct_name)
+
+
+def display_name(dtype: Any, zarr_format: int = 3) -> str:
+    """How a dtype is shown to people (``Array.info``, ``zarrdask info``): numpy's
+    name (``str(dtype)``: ``"float32"``, ``"bfloat16"``, ``"<U5"``), but the Zarr v3
+    name of a v3 type that numpy can only print as its structure
+    (``"complex_bfloat16"``, not ``[('real', bfloat16), ('imag', bfloat16)]``)."""
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype
+    if zarr_format == 3 and dtype.names is not None:
+        try:
+            name = data_type_to_v3(dtype)
+        except UnknownDataTypeError:
+            name = None
+        if isinstance(name, str):
+            return name
+    return str(dtype)
 
 
 def _v3_type_for(dtype: Any, data_type: Any, key: str) -> DataType:
