@@ -86,7 +86,8 @@ SAMPLES: dict[type[DataType], list[Sample]] = {
                  Sample("float4_e2m1fn", ml_dtypes.float4_e2m1fn, (-6.0, 0.5), v2="none")],
     SmallComplex: [Sample("complex_bfloat16", complex_parts_dtype(ml_dtypes.bfloat16), (1 + 2j, (np.nan, -1)),
                           v2="none"),
-                   Sample("complex_float16", complex_parts_dtype(np.float16), (0.5 - 1j,), v2="none")],
+                   # v2: the structured type it is (fields of "<f2")
+                   Sample("complex_float16", complex_parts_dtype(np.float16), (0.5 - 1j,))],
     RawBits: [Sample("r24", "|V3", (b"\x01\x02\x03", np.void(b"\x00\xff\x10")), default=False)],
     NumpyTime: [Sample(TIME_S, "<M8[s]", (5, np.datetime64("NaT"), np.datetime64("2020-01-01T00:00:00"))),
                 Sample(DELTA_10S, ">m8[10s]", (-7, "NaT"))],

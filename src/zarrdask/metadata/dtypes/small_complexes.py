@@ -28,8 +28,9 @@ import numpy as np
 
 from ..json_checks import field_error
 from .base import CoreType, DataTypes, no_configuration
+from .binary import void_from_v2, void_to_b64
 from .complexes import complex_fill_from_v3, complex_fill_to_v3
-from .float_formats import ML_FLOATS
+from .float_formats import ML_FLOATS, is_ml_dtype
 from .small_floats import SmallFloat, v3_only
 
 __all__ = ["SmallComplex", "complex_parts_dtype"]
@@ -71,8 +72,10 @@ class SmallComplex(CoreType):
     def to_v3(self, struct_name: str | None = None) -> str:
         return self.name
 
-    def to_v2(self) -> str:
-        raise v3_only(self.dtype, self.name)
+    def to_v2(self) -> list:
+        if is_ml_dtype(self.part):
+            raise v3_only(self.dtype, self.name)
+        return [[name, self.dtype.fields[name][0].str] for name in self.dtype.names]
 
     def default_fill(self) -> np.void:
         return self._assemble(self.part.type(0), self.part.type(0))
@@ -102,8 +105,8 @@ class SmallComplex(CoreType):
     def fill_to_v3(self, value: Any) -> list:
         return complex_fill_to_v3(value["real"], value["imag"])
 
-    def fill_from_v2(self, doc: Any, key: str, field: str) -> Any:
-        raise v3_only(self.dtype, self.name)
+    def fill_from_v2(self, doc: Any, key: str, field: str) -> np.void:
+        return void_from_v2(doc, self.dtype, key, field)
 
-    def fill_to_v2(self, value: Any) -> Any:
-        raise v3_only(self.dtype, self.name)
+    def fill_to_v2(self, value: Any) -> str:
+        return void_to_b64(value, self.dtype)
