@@ -808,3 +808,33 @@ def test_structured_base64_fill_follows_the_bytes_codec_order(tmp_path):
     fill = base64.b64encode(struct.pack(">ff", 1.0, -2.0)).decode()
     path = _write_doc(tmp_path / "a", _doc(case, fill, 2, endian="big"))
     assert zarrdask.open_array(path)[:1].tolist() == [(1.0, -2.0)]
+
+
+@pytest.mark.parametrize(("dtype", "fill", "chunk_bits"), [
+    ("float32", "NaN", [0x7FC00001] * 4),  # another NaN payload
+    ("float64", 0.0, [0x8000000000000000] * 4),  # -0.0
+    ("float16", "NaN", [0xFE00] * 4),  # the NaN with the sign bit set
+    ("bfloat16", "NaN", [0x7FC1] * 4),
+    ("float8_e5m2", "NaN", [0x7F] * 4),  # numpy kind "f"
+    ("complex64", ["NaN", "Infinity"], [0x7F800000, 0x7FC00000] * 4),  # inf+nanj is not nan+infj
+    ("complex128", ["NaN", 0.0], [0x7FF8000000000000, 0x8000000000000000] * 4),
+])
+def test_chunk_equal_to_the_fill_value_only_by_value_is_stored(tmp_path, dtype, fill, chunk_bits):
+    """A chunk is left out (and read back as the fill value) only when its bits are the fill
+    value's: NaN payloads, the sign of zero and which complex part is NaN survive."""
+    nb = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "float8_e5m2": 1, "complex64": 4,
+          "complex128": 8}[dtype]
+    np_dtype = np.dtype(getattr(ml_dtypes, dtype)) if dtype in ML_NAMES else np.dtype(dtype)
+    values = np.array(chunk_bits, dtype=f"u{nb}").view(np_dtype)
+    n = values.shape[0]
+    case = Case(dtype, np_dtype, lambda: values, lambda e: b"", True)
+    path = _write_doc(tmp_path / "a", _doc(case, fill, n))
+    zarrdask.open_array(path, mode="r+")[:n] = values
+    assert (path / "c" / "0").read_bytes() == b"".join(b.to_bytes(nb, "little") for b in chunk_bits)
+    assert _raw(zarrdask.open_array(path)[:n]) == _raw(values)
+    sharded = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]
+    path = _write_doc(tmp_path / "s", _doc(case, fill, n, codecs=sharded))
+    zarrdask.open_array(path, mode="r+")[:n] = values
+    assert _raw(zarrdask.open_array(path)[:n]) == _raw(values)
