@@ -81,7 +81,9 @@ def _same_object(value: Any, fill_value: Any) -> bool:
 
 
 def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
-    """Whether every element of ``chunk`` equals ``fill_value`` (NaN equals NaN).
+    """Whether every element of ``chunk`` equals ``fill_value``; floating-point and
+    complex elements by their bits, so that a chunk left out reads back exactly
+    (a NaN's payload, the sign of zero, which part of a complex number is NaN).
 
     Most chunks differ from the fill value in their first element, so that is
     looked at before the whole chunk is compared.
@@ -91,6 +93,8 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     if chunk.dtype.hasobject:  # bytes, or any objects (json2, vlen-array: arrays)
         return all(_same_object(v, fill_value) for v in chunk.reshape(-1))
     fill = np.asarray(fill_value, dtype=chunk.dtype)
+    if chunk.dtype.kind in "fc" and chunk.dtype.itemsize in (1, 2, 4, 8, 16):
+        return _same_bits(chunk, fill)
     if chunk.dtype.kind == "V":
         fill_bytes = fill.tobytes()
         if chunk.reshape(-1)[:1].tobytes() != fill_bytes:
@@ -99,7 +103,7 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     first = chunk.reshape(-1)[0] if chunk.flags.contiguous else chunk[(0,) * chunk.ndim]
     if chunk.dtype.kind in "mM" and np.isnat(fill):
         return bool(np.isnat(first)) and bool(np.isnat(chunk).all())
-    nan_fill = chunk.dtype.kind in "fc" and bool(np.isnan(fill))
+    nan_fill = chunk.dtype.kind in "fc" and bool(np.isnan(fill))  # long doubles: by value
     if nan_fill:
         if not np.isnan(first):
             return False
@@ -109,6 +113,18 @@ def is_fill(chunk: np.ndarray, fill_value: Any) -> bool:
     if first != fill:
         return False
     return not bool((chunk != fill).any())
+
+
+def _same_bits(chunk: np.ndarray, fill: np.ndarray) -> bool:
+    """Whether every element of the float or complex ``chunk`` has the bits of ``fill``."""
+    size = chunk.dtype.itemsize
+    unit = np.dtype(f"u{min(size, 8)}")  # complex128: two 8-byte halves
+    want = fill.reshape(1).view(unit)
+    first = chunk.reshape(-1)[:1] if chunk.flags.c_contiguous else chunk[(0,) * chunk.ndim].reshape(1)
+    if not np.array_equal(np.ascontiguousarray(first).view(unit), want):
+        return False
+    bits = np.ascontiguousarray(chunk).reshape(-1).view(unit).reshape(-1, want.size)
+    return bool((bits == want).all())
 
 
 @dataclass(frozen=True)

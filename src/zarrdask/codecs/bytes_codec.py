@@ -79,6 +79,38 @@ def _sub_byte_mask(dtype: np.dtype) -> int | None:
     return None if bits == 8 else (1 << bits) - 1
 
 
+@lru_cache(maxsize=256)
+def _byte_masks(dtype: np.dtype) -> np.ndarray | None:
+    """The bits each byte of one element of ``dtype`` uses, when a sub-byte
+    ``ml_dtypes`` scalar in it (alone, a struct field such as the parts of
+    ``complex_float4_e2m1fn``, or a sub-array) leaves some unused; else ``None``.
+    ``ml_dtypes`` reads the upper bits of its 4- and 6-bit floats as part of the
+    value, so they are cleared before decoding and after encoding."""
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        masks = _byte_masks(base)
+        return None if masks is None else np.tile(masks, int(np.prod(shape)))
+    if dtype.names is None:
+        mask = _sub_byte_mask(dtype)
+        return None if mask is None else np.array([mask], dtype=np.uint8)
+    out = np.full(dtype.itemsize, 0xFF, dtype=np.uint8)
+    found = False
+    for name in dtype.names:
+        sub, offset = dtype.fields[name][:2]
+        masks = _byte_masks(sub)
+        if masks is not None:
+            out[offset:offset + sub.itemsize] &= masks
+            found = True
+    out.setflags(write=False)
+    return out if found else None
+
+
+def _clear_unused_bits(data: Any, masks: np.ndarray) -> np.ndarray:
+    """A copy of the bytes ``data`` (whole elements) with the unused bits zero."""
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, masks.size)
+    return np.bitwise_and(raw, masks).reshape(-1)
+
+
 @lru_cache(maxsize=512)
 def _stored(dtype: np.dtype, endian: str | None) -> np.dtype:
     """The dtype of the encoded bytes: ``dtype`` in the codec's byte order."""
@@ -165,12 +197,12 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         if _native(arr.dtype) != _native(spec.dtype):
             raise CodecError(f"codec 'bytes': chunk has data type {arr.dtype}, expected {spec.dtype}")
         stored = _stored(spec.dtype, self.endian)
-        mask = _sub_byte_mask(spec.dtype)
-        if mask is not None:  # the upper bits written as zeros
-            return memoryview(np.bitwise_and(arr.view(np.uint8), mask, order="C").reshape(-1))
         if stored != arr.dtype and bits_dtype(arr.dtype) is not None:
             arr = arr.view(bits_dtype(arr.dtype))
         arr = np.asarray(arr, dtype=stored, order="C")
+        masks = _byte_masks(spec.dtype)
+        if masks is not None and arr.size:  # the unused upper bits written as zeros
+            return memoryview(_clear_unused_bits(arr.reshape(-1).view(np.uint8), masks))
         return memoryview(arr.reshape(-1).view(np.uint8))
 
     def decode(self, data: bytes | memoryview, spec: ChunkSpec, key: str = "") -> np.ndarray:
@@ -184,6 +216,9 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
             )
         if stored.itemsize == 0:
             return np.zeros(spec.shape, dtype=_native(stored))
+        masks = _byte_masks(spec.dtype)
+        if masks is not None:  # the unused upper bits are ignored
+            mv = _clear_unused_bits(mv, masks)
         arr = np.frombuffer(mv, dtype=stored).reshape(spec.shape)
         native = _native(stored)
         if native != stored:
@@ -197,7 +232,10 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
             stored = _stored(spec.dtype, self.endian)
         except CodecError:
             return None
-        # ml_dtypes values swapped as unsigned bits convert by value, not by bits
+        # ml_dtypes values swapped as unsigned bits convert by value, not by bits;
+        # sub-byte values need their unused bits cleared (decode)
+        if _byte_masks(spec.dtype) is not None:
+            return None
         return None if stored != spec.dtype and bits_dtype(spec.dtype) is not None else stored
 
     def raw_target(self, out: np.ndarray, spec: ChunkSpec) -> memoryview | None:
@@ -214,6 +252,6 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
             stored = _stored(spec.dtype, self.endian)
         except CodecError:
             return None
-        if stored != out.dtype:
+        if stored != out.dtype or _byte_masks(spec.dtype) is not None:
             return None
         return memoryview(out.reshape(-1).view(np.uint8))

@@ -70,7 +70,9 @@ class ElementSpan:
         """The selection (what ``proj.select`` gives for the whole chunk), a
         view of the span's ``elements``."""
         size = elements.itemsize
+        # strided as raw bytes, then viewed back: numpy's as_strided cannot rebuild
+        # every dtype from its typestr (ml_dtypes' float8_e5m2 is "<f1")
         part = np.lib.stride_tricks.as_strided(
-            elements, shape=self.shape, strides=[s * size for s in self.strides], writeable=False
-        )
+            elements.view(f"V{size}"), shape=self.shape, strides=[s * size for s in self.strides], writeable=False
+        ).view(elements.dtype)
         return part[self.index]

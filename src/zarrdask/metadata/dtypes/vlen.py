@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import UnknownDataTypeError
 from ..json_checks import field_error, is_json_int
-from .base import DataType, DataTypes
+from .base import DataType, DataTypes, no_configuration
 from .binary import b64decode, b64encode, bytes_from_json
 from .typestr import Typestr
 
@@ -73,6 +73,7 @@ class String(_VariableLength):
 
     @classmethod
     def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes, depth: int) -> String:
+        no_configuration(name, doc, key, field)  # schema.json: an empty configuration at most
         return cls(np.dtypes.StringDType())
 
     def to_v3(self, struct_name: str | None = None) -> str:
@@ -106,6 +107,7 @@ class VariableLengthBytes(_VariableLength):
     @classmethod
     def from_v3(cls, name: str, doc: dict, key: str, field: str, types: DataTypes,
                 depth: int) -> VariableLengthBytes:
+        no_configuration(name, doc, key, field)  # schema.json: an empty configuration at most
         return cls(np.dtype(object))
 
     @classmethod
