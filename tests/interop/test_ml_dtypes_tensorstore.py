@@ -267,10 +267,9 @@ def test_zarrdask_create_sharded_and_zstd_tensorstore_reads(tmp_path, name):
     assert _bits(_ts_read(tmp_path / "a").read().result()) == _bits(values) + _fill_element(name, fill) * n
 
 
-@pytest.mark.xfail(strict=True, reason="tensorstore 0.1.86 writes float8_e8m0fnu's default fill value as 0 and "
-                   "reads it as 0x00 (2**-127); zarrdask reads 0 as what ml_dtypes converts it to, NaN (0xff)")
-def test_float8_e8m0fnu_zero_fill_is_its_nan(tmp_path):
-    """tensorstore writes float8_e8m0fnu's default fill value as 0 (a type without zero)."""
+def test_float8_e8m0fnu_zero_fill_is_its_smallest_value(tmp_path):
+    """tensorstore writes float8_e8m0fnu's default fill value as 0 (a type without zero)
+    and reads it as the value nearest to 0, the smallest (0x00): zarrdask too."""
     values = _values("float8_e8m0fnu")
     n = values.shape[0]
     t = ts.open({"driver": "zarr3", "kvstore": _kv(tmp_path / "a"), "metadata": {
@@ -279,8 +278,12 @@ def test_float8_e8m0fnu_zero_fill_is_its_nan(tmp_path):
     t[:n].write(values).result()
     assert json.loads((tmp_path / "a" / "zarr.json").read_text())["fill_value"] == 0.0
     got = zarrdask.open_array(tmp_path / "a")[:]
-    assert _bits(got) == _bits(values) + b"\xff" * n
+    assert _bits(got) == _bits(values) + b"\x00" * n
     assert _bits(t.read().result()) == _bits(got)
+    # and what zarrdask writes as that fill value, tensorstore reads the same
+    zarrdask.create_array(tmp_path / "z", shape=(2 * n,), chunks=(n,), dtype="float8_e8m0fnu")[:n] = values
+    assert json.loads((tmp_path / "z" / "zarr.json").read_text())["fill_value"] == "0x00"
+    assert _bits(_ts_read(tmp_path / "z").read().result()) == _bits(values) + b"\x00" * n
 
 
 def test_int4_upper_bits_from_tensorstore_are_zero(tmp_path):

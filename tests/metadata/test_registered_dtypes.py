@@ -216,9 +216,14 @@ def float_case(name: str) -> Case:
     dtype = np.dtype(getattr(ml_dtypes, name)) if name in ML_NAMES else np.dtype(name)
     pats = float_patterns(name)
     one, half = bits_of(1.0, name), bits_of(0.5, name)
-    fills = [Fill(1.0, _elem(one, nb), 1.0), Fill(1, _elem(one, nb), 1.0), Fill(0.5, _elem(half, nb), 0.5),
-             Fill(f"0x{half:0{2 * nb}x}", _elem(half, nb), 0.5),
-             Fill(f"0x{half:0{2 * nb}X}", _elem(half, nb), 0.5)]
+
+    def back(value: float, bits: int) -> Any:  # e8m0: written as its bits (tensorstore misreads numbers)
+        return f"0x{bits:02x}" if kind == "e8m0" else value
+
+    fills = [Fill(1.0, _elem(one, nb), back(1.0, one)), Fill(1, _elem(one, nb), back(1.0, one)),
+             Fill(0.5, _elem(half, nb), back(0.5, half)),
+             Fill(f"0x{half:0{2 * nb}x}", _elem(half, nb), back(0.5, half)),
+             Fill(f"0x{half:0{2 * nb}X}", _elem(half, nb), back(0.5, half))]
     if s:
         fills.append(Fill(-2.0, _elem(bits_of(-2.0, name), nb), -2.0))
     bad = ["nan", "inf", "1.0", True, None, [1.0], {"v": 1.0}, "0x" + "0" * (2 * nb - 1), "0x" + "0" * (2 * nb + 1),
@@ -236,7 +241,8 @@ def float_case(name: str) -> Case:
         bad += ["Infinity", "-Infinity", 1e39]
     if kind == "e8m0":
         bad += [-1.0, -2.0]  # unsigned
-    default = "NaN" if kind == "e8m0" else 0.0  # e8m0 has no zero: 0 converts to its NaN
+    # e8m0 has no zero: 0 is the value nearest to it, the smallest (0x00), written as bits
+    default = "0x00" if kind == "e8m0" else 0.0
     return Case(name, dtype, _from_bits(dtype, pats, nb), _packed(pats, nb), nb > 1, tuple(fills), tuple(bad),
                 default_fill=default)
 

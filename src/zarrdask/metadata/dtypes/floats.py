@@ -45,8 +45,8 @@ def _float_bits(x: np.floating) -> int:
 
 def _small_float(value: Any, fdtype: np.dtype, key: str, field: str) -> np.generic:
     """A number as a small float (:mod:`.small_floats`): refused where it rounds to no
-    finite value; ``0`` for a type without zero (``float8_e8m0fnu``) gives its NaN,
-    as ``ml_dtypes`` and tensorstore read it."""
+    finite value; ``0`` for a type without zero (``float8_e8m0fnu``) gives the value
+    nearest to it, the smallest (``0x00``), as tensorstore reads it."""
     fmt = float_format(fdtype)
     try:
         x = float(value)
@@ -59,7 +59,9 @@ def _small_float(value: Any, fdtype: np.dtype, key: str, field: str) -> np.gener
         raise field_error(key, field, value, f"a number representable as {fdtype.name} (it has no NaN)")
     if math.isinf(x) and fmt.has_inf:
         return y
-    if abs(x) >= fmt.max + fmt.half_ulp or (np.isnan(y) and x != 0):
+    if x == 0 and np.isnan(y):  # no zero: the nearest value, the smallest
+        return _float_from_bits(0, fdtype)
+    if abs(x) >= fmt.max + fmt.half_ulp or np.isnan(y):
         raise field_error(key, field, value, f"a number representable as {fdtype.name}")
     return y
 

@@ -15,9 +15,12 @@ Fill values ("Fill value representation"): as the core floats — a JSON number,
 ``"NaN"`` (the bits the README names), ``"Infinity"`` / ``"-Infinity"``, or
 ``"0x…"`` hex bits — with only the special values the type has
 (:mod:`.float_formats`); a number that rounds to no finite value is refused.
-``float8_e8m0fnu`` has no zero: its default fill value is what 0 converts to
-(NaN, ``0xff``), and a stored fill value of ``0`` reads as that NaN, as
-tensorstore writes and reads it.
+``float8_e8m0fnu`` has no zero: a fill value of ``0`` (tensorstore's default) is
+the value nearest to it, the smallest (``2**-127``, ``0x00``), as tensorstore reads
+it, and that is the default fill value too. (``ml_dtypes`` converts 0 to NaN;
+tensorstore 0.1.86 reads other numbers for this type with a wrong exponent, so
+so zarrdask writes this type's fill values other than ``"NaN"`` as ``"0x…"`` bits,
+which it reads right.)
 
 Zarr v2 has no names for these types: :meth:`SmallFloat.to_v2` is an
 :class:`~zarrdask.errors.UnknownDataTypeError` that says to use v3. tensorstore's
@@ -85,6 +88,14 @@ class SmallFloat(MlDtypesFamily, Float):
 
     TABLE = ML_FLOATS
     __slots__ = ()
+
+    def default_fill(self) -> np.generic:
+        return decode_float(0, self.dtype, "<fill_value>", "fill_value", allow_hex=False)
+
+    def fill_to_v3(self, value: Any) -> float | str:
+        if np.isnan(self.dtype.type(0)) and not np.isnan(value):  # float8_e8m0fnu: bits, which tensorstore reads right
+            return f"0x{int(np.asarray(value, self.dtype).view(np.uint8)):02x}"
+        return super().fill_to_v3(value)
 
     def coerce_fill(self, value: Any, key: str, field: str) -> Any:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
