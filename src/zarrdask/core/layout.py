@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from .. import config
 from ..chunking import ChunkGrid, ChunkKeyEncoding, grid_for
 from ..codecs.abc import ArrayBytesCodec, ChunkSpec
@@ -180,8 +182,10 @@ def _chain_key(metadata: ArrayMetadataV2 | ArrayMetadataV3, grid: ChunkGrid, spe
     except (TypeError, ValueError):
         return None
     fill = spec.fill_value
+    # a numpy scalar by its bits (its repr can fail: numpy 2.5 cannot print extreme datetimes)
+    fill_key = (fill.dtype.str, fill.tobytes()) if isinstance(fill, np.generic) else repr(fill)
     # the chain's checks (sizes of inner chunks, shard indexes) depend on max_chunk_bytes too
-    return (type(metadata), text, grid.chunks, spec.dtype, spec.dtype.str, type(fill), repr(fill), spec.order,
+    return (type(metadata), text, grid.chunks, spec.dtype, spec.dtype.str, type(fill), fill_key, spec.order,
             config.get("max_chunk_bytes"))
 
 
