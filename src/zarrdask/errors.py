@@ -131,8 +131,13 @@ class SpecValidationError(MetadataError):
         self.errors = tuple(errors)
 
 
-class NodeNotFoundError(ZarrdaskError, KeyError):
-    """No array or group exists at a path."""
+class NodeNotFoundError(ZarrdaskError, KeyError, FileNotFoundError):
+    """No array or group exists at a path, or the store itself does not exist
+    (the message says which, and names the store and the path in it).
+
+    A ``FileNotFoundError``, as zarr-python 3 raises in both cases (its own
+    ``GroupNotFoundError``/``ArrayNotFoundError`` when the store exists, a plain
+    ``FileNotFoundError`` when it does not), and a ``KeyError`` as before."""
 
 
 class ArrayNotFoundError(NodeNotFoundError):

@@ -225,7 +225,7 @@ def test_consolidated_keyword_warnings_and_errors(tmp_path):
         xr.open_dataset(path, engine="zarrdask", consolidated=False)
     with pytest.raises(MetadataError, match="consolidated=True.*no consolidated metadata"):
         xr.open_dataset(path, engine="zarrdask", consolidated=True)
-    with pytest.raises(FileNotFoundError, match="No group found"):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         xr.open_dataset(tmp_path / "missing.zarr", engine="zarrdask")
     consolidated = tmp_path / "cons.zarr"
     xr.Dataset({"v": ("x", [1, 2])}).to_zarr(consolidated, consolidated=True)

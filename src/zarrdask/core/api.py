@@ -20,7 +20,7 @@ from .array import Array
 from .array_creation import check_create_array, create_array, guess_chunks, new_node_format
 from .group import Group, create_group, node_from_docs
 from .location import resolve_store
-from .nodes import key_of, node_name, read_node
+from .nodes import key_of, node_name, not_found, read_node
 
 # create_array, check_create_array, guess_chunks and resolve_store live in their own modules
 # (array_creation, location) and are offered here too, with the open functions
@@ -68,7 +68,7 @@ def open_array(
             return create_array(
                 store, path=path, zarr_format=new_node_format(zarr_format), write_empty_chunks=write_empty_chunks, **kwargs
             )
-        raise ArrayNotFoundError(f"no array at path {node_name(path)!r} in {store!r}")
+        raise not_found(ArrayNotFoundError, store, path, "array")
     if node.node_type != "array":
         raise ArrayNotFoundError(f"path {node_name(path)!r} in {store!r} holds a group, not an array")
     return Array._from_node(store, node, read_only=mode == "r", write_empty_chunks=write_empty_chunks)
@@ -103,7 +103,7 @@ def open_group(
     if node is None:
         if mode == "a":
             return create_group(store, path, new_node_format(zarr_format), overwrite=False, attributes=attributes)
-        raise GroupNotFoundError(f"no group at path {node_name(path)!r} in {store!r}")
+        raise not_found(GroupNotFoundError, store, path, "group")
     if node.node_type != "group":
         raise ContainsArrayError(f"path {node_name(path)!r} in {store!r} holds an array, not a group")
     if consolidated and node.consolidated is None:
@@ -159,7 +159,7 @@ def open(  # noqa: A001 - zarr-python's name
         if node is not None:  # consolidated=True, but there is none: open_group says so
             return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
         if mode != "a":
-            raise GroupNotFoundError(f"no array or group at path {node_name(path)!r} in {store!r}")
+            raise not_found(GroupNotFoundError, store, path, "array or group")
     if "shape" in kwargs:
         kwargs.pop("consolidated", None)
         return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)

@@ -139,7 +139,7 @@ class Group(Node):
         node, below = self._node(name)
         if node is None:
             raise NodeNotFoundError(
-                f"group {self.name!r} has no member {name!r} (path {node_name(self._child_path(name))!r})"
+                f"group {self.name!r} in {self._store!r} has no member {name!r} (path {node_name(self._child_path(name))!r})"
                 + (" in its consolidated metadata" if self._consolidated is not None else "")
             )
         return node_from_docs(self._store, node, read_only=self._read_only, consolidated=below)
@@ -176,7 +176,9 @@ class Group(Node):
         missing = [name for name, node in zip(names, nodes) if node is None]
         if missing:
             shown = ", ".join(repr(n) for n in missing[:5]) + (", ..." if len(missing) > 5 else "")
-            raise NodeNotFoundError(f"group {self.name!r} has no member(s) {shown} ({len(missing)} missing)")
+            raise NodeNotFoundError(
+                f"group {self.name!r} in {self._store!r} has no member(s) {shown} ({len(missing)} missing)"
+            )
         return {
             name: node_from_docs(self._store, node, read_only=self._read_only)  # type: ignore[arg-type]
             for name, node in zip(names, nodes)
@@ -322,7 +324,7 @@ class Group(Node):
         if node is None:
             return self.create_group(name, attributes=attributes)
         if node.node_type == "array":
-            raise ContainsArrayError(f"group {self.name!r}: {name!r} is an array, not a group")
+            raise ContainsArrayError(f"group {self.name!r} in {self._store!r}: {name!r} is an array, not a group")
         return Group(self._store, node.path, node.metadata, node.attributes, read_only=self._read_only,
                      consolidated=below)
 

@@ -12,6 +12,8 @@ Lookups are batched: the documents of many nodes are read with one store call
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,6 +46,31 @@ def key_of(path: str, name: str) -> str:
 
 def node_name(path: str) -> str:
     return "/" + path
+
+
+def missing_root(store: Store) -> str | None:
+    """The local directory ``store`` is rooted at when that directory does not
+    exist (a mistyped path, a store never written); ``None`` for any other store."""
+    from ..storage.local import LocalStore
+
+    if isinstance(store, LocalStore) and not os.path.exists(store.root):
+        return store.root
+    return None
+
+
+def not_found(
+    cls: type[NodeNotFoundError], store: Store, path: str, what: str, suffix: str = ""
+) -> NodeNotFoundError:
+    """The error for "no ``what`` (``"group"``, ``"array"``, ``"array or group"``)
+    at ``path`` in ``store``", telling a store that does not exist from one that
+    holds no such node; its message names the store and the path in it."""
+    root = missing_root(store)
+    if root is not None:
+        at = f" at path {node_name(path)!r}" if path else ""
+        err = cls(f"{root!r} does not exist (no such file or directory): no Zarr {what}{at} to open there{suffix}")
+        err.errno, err.filename = errno.ENOENT, root
+        return err
+    return cls(f"no Zarr {what} at path {node_name(path)!r} in {store!r}{suffix}")
 
 
 @dataclass(frozen=True)
@@ -262,7 +289,7 @@ def require_node(store: Store, path: str, zarr_format: int | None = None) -> Nod
     node = read_node(store, path, zarr_format)
     if node is None:
         fmt = f" (zarr_format={zarr_format})" if zarr_format else ""
-        raise NodeNotFoundError(f"no array or group at path {node_name(path)!r} in {store!r}{fmt}")
+        raise not_found(NodeNotFoundError, store, path, "array or group", fmt)
     return node
 
 
@@ -320,7 +347,7 @@ def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, 
     if existing is not None and not overwrite:
         err = ContainsArrayError if existing.node_type == "array" else ContainsGroupError
         raise err(
-            f"cannot create {kind} at path {node_name(path)!r}: a v{existing.zarr_format} "
+            f"cannot create {kind} at path {node_name(path)!r} in {store!r}: a v{existing.zarr_format} "
             f"{existing.node_type} exists there (pass overwrite=True to replace it)"
         )
     docs: dict[str, bytes] = {}
@@ -332,7 +359,7 @@ def prepare_node(store: Store, path: str, zarr_format: int, *, overwrite: bool, 
             docs.update(metadata_documents(p, zarr_format, meta, {}))
         elif node.node_type == "array":
             raise ContainsArrayError(
-                f"cannot create {kind} at path {node_name(path)!r}: its parent "
+                f"cannot create {kind} at path {node_name(path)!r} in {store!r}: its parent "
                 f"{node_name(p)!r} is an array, and only groups may have children"
             )
     return docs

@@ -62,8 +62,8 @@ from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, names_or_none, node_from_docs
 from .._pool import io_map
-from ..core.nodes import ZARRAY, NodeDocs, key_of, read_nodes
-from ..errors import MetadataError, warn
+from ..core.nodes import ZARRAY, NodeDocs, key_of, not_found, read_nodes
+from ..errors import GroupNotFoundError, MetadataError, warn
 from ..storage.abc import Store
 from ..storage.capabilities import STREAMING
 from ..storage.keys import normalize_path
@@ -394,7 +394,7 @@ def _open_node(
     if node is None:
         if mode == "a":
             return open_group(store, path=path, mode=mode, zarr_format=zarr_format), None
-        raise FileNotFoundError(f"No group found in store {store!r} at path {'/' + path!r}")
+        raise not_found(GroupNotFoundError, store, path, "group")
     if node.node_type == "group" and node.consolidated is None:
         if consolidated:
             raise MetadataError(
