@@ -71,7 +71,7 @@ for run in $runs; do
   esac
   "$venv/bin/uv" pip freeze --python "$venv/bin/python" > "$work/$run-versions.txt"
   echo "== $run: versions in $work/$run-versions.txt"
-  grep -iE "^(numpy|numcodecs|fsspec|crc32c|dask|distributed|xarray|click|jsonschema|zarr|tensorstore|s3fs|moto|pyarrow|pandas|pytest)==" \
+  grep -iE "^(numpy|numcodecs|fsspec|google-crc32c|dask|distributed|xarray|click|jsonschema|zarr|tensorstore|s3fs|moto|pyarrow|pandas|pytest)==" \
     "$work/$run-versions.txt" | tr '\n' ' '
   echo
   echo "== $run: pytest"

@@ -20,7 +20,7 @@ import math
 import struct
 from typing import Any, Iterable, Sequence
 
-import crc32c as _crc32c
+import google_crc32c as _crc32c
 import numpy as np
 
 MAX = 2**64 - 1
@@ -63,7 +63,7 @@ def encode_index(entries: Any, *, crc: bool = True, endian: str = "little") -> b
     assert arr.shape[-1] == 2, arr.shape
     raw = arr.astype("<u8" if endian == "little" else ">u8").tobytes(order="C")
     if crc:
-        raw += struct.pack("<I", _crc32c.crc32c(raw))
+        raw += struct.pack("<I", _crc32c.value(bytes(raw)))
     return raw
 
 
@@ -127,7 +127,7 @@ def parse_shard(
     index = raw[:isz] if index_location == "start" else raw[len(raw) - isz :]
     if crc:
         payload, stored = index[:-4], struct.unpack("<I", index[-4:])[0]
-        assert _crc32c.crc32c(payload) == stored, "index checksum mismatch"
+        assert _crc32c.value(bytes(payload)) == stored, "index checksum mismatch"
     else:
         payload = index
     entries = np.frombuffer(payload, dtype="<u8" if endian == "little" else ">u8").astype(np.uint64).reshape(n, 2)

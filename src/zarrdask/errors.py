@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import warnings
 
-from dask.array.core import PerformanceWarning
 
 __all__ = [
     "ZarrdaskError",
@@ -210,21 +209,38 @@ class ZarrdaskWarning(UserWarning):
     """Base class of the warnings zarrdask emits."""
 
 
-class AlignmentWarning(ZarrdaskWarning, PerformanceWarning):
-    """A dask array was rechunked so that no two tasks write the same stored object.
+def _dask_warnings() -> dict[str, type[Warning]]:
+    """The warnings that derive from dask's ``PerformanceWarning``, made on first use:
+    it lives in ``dask.array.core``, whose import takes about a second, which
+    ``import zarrdask`` and the command line do not pay until a dask array is used."""
+    from dask.array.core import PerformanceWarning
 
-    Also a ``dask.array.core.PerformanceWarning``, the warning dask's own
-    ``to_zarr`` emits when it rechunks for the same reason, so filters written
-    for dask's warning apply to this one.
-    """
+    class AlignmentWarning(ZarrdaskWarning, PerformanceWarning):
+        """A dask array was rechunked so that no two tasks write the same stored object.
+
+        Also a ``dask.array.core.PerformanceWarning``, the warning dask's own
+        ``to_zarr`` emits when it rechunks for the same reason, so filters written
+        for dask's warning apply to this one.
+        """
+
+    class RegionEdgeWarning(AlignmentWarning):
+        """A ``region=`` write whose edges cut through shards (chunks when
+        unsharded): the task at each such edge reads the stored object, replaces its
+        part and writes it back — safe within one write, but not against another
+        job writing the neighbouring region at the same time (except across
+        processes on a local directory)."""
+
+    for cls in (AlignmentWarning, RegionEdgeWarning):
+        cls.__module__, cls.__qualname__ = __name__, cls.__name__
+    return {"AlignmentWarning": AlignmentWarning, "RegionEdgeWarning": RegionEdgeWarning}
 
 
-class RegionEdgeWarning(AlignmentWarning):
-    """A ``region=`` write whose edges cut through shards (chunks when
-    unsharded): the task at each such edge reads the stored object, replaces its
-    part and writes it back — safe within one write, but not against another
-    job writing the neighbouring region at the same time (except across
-    processes on a local directory)."""
+def __getattr__(name: str) -> type[Warning]:
+    # AlignmentWarning and RegionEdgeWarning: defined on first access (see _dask_warnings)
+    if name in ("AlignmentWarning", "RegionEdgeWarning"):
+        globals().update(_dask_warnings())
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def warn(message: str, category: type[Warning] = ZarrdaskWarning) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 import zarrdask
 from zarrdask.cli import COMMANDS, cli
+from zarrdask.cli._app import LAZY_COMMANDS
 from zarrdask.cli._common import jsonable, parse_storage_options
 
 from ._util import no_traceback, run
@@ -315,7 +316,10 @@ def test_cli_object_is_a_click_group():
     import click
 
     assert isinstance(cli, click.Group)
-    assert set(cli.commands) == {c.name for c in COMMANDS}
+    assert set(cli.list_commands(click.Context(cli))) == {c.name for c in COMMANDS}
+    assert [(c.name, c.get_short_help_str(limit=200)) for c in COMMANDS] == [
+        (name, short_help) for name, (_, short_help) in LAZY_COMMANDS.items()
+    ]
 
 
 def test_consolidated_group_on_a_url(http_server):

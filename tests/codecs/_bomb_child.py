@@ -137,12 +137,12 @@ def vlen_claim(count: int) -> bytes:
 
 def crafted_shard(inner: bytes, n_inner: int) -> bytes:
     """A shard (index at the end: bytes + crc32c) whose first inner chunk is ``inner``."""
-    import crc32c
+    import google_crc32c
 
     entries = np.full((n_inner, 2), 2**64 - 1, dtype="<u8")
     entries[0] = (0, len(inner))
     index = entries.tobytes()
-    return inner + index + struct.pack("<I", crc32c.crc32c(index))
+    return inner + index + struct.pack("<I", google_crc32c.value(bytes(index)))
 
 
 # -- arrays ----------------------------------------------------------------------------------
@@ -246,9 +246,9 @@ def cases() -> dict[str, tuple[int, Callable[[], Callable[[], Any]]]]:
 
 
 def _crc(data: bytes) -> bytes:
-    import crc32c
+    import google_crc32c
 
-    return data + struct.pack("<I", crc32c.crc32c(data))
+    return data + struct.pack("<I", google_crc32c.value(bytes(data)))
 
 
 def _offsets_claim(n: int) -> bytes:

@@ -25,7 +25,7 @@ import re
 import struct
 import uuid
 
-import crc32c
+import google_crc32c
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -108,7 +108,7 @@ def _expected_spec_example(data: np.ndarray, location: str, empty: set[int] = fr
         pos += len(piece)
         body += piece
     index = np.array(entries, dtype="<u8").tobytes()
-    index += struct.pack("<I", crc32c.crc32c(index))
+    index += struct.pack("<I", google_crc32c.value(bytes(index)))
     assert len(index) == 68  # 16 (2 x uint64) * 4 (chunks per shard) + 4 (crc32c)
     return index + body if location == "start" else body + index
 
@@ -128,7 +128,7 @@ def test_spec_example_byte_for_byte_index_at_end():
     # the index is the last 68 bytes: offsets 0, 2048, 4096, 6144 (C order)
     entries = np.frombuffer(raw[-68:-4], "<u8").reshape(2, 2, 2)
     assert entries.tolist() == [[[0, 2048], [2048, 2048]], [[4096, 2048], [6144, 2048]]]
-    assert struct.unpack("<I", raw[-4:])[0] == crc32c.crc32c(raw[-68:-4])
+    assert struct.unpack("<I", raw[-4:])[0] == google_crc32c.value(bytes(raw[-68:-4]))
     np.testing.assert_array_equal(a[...], data)
 
 

@@ -11,7 +11,8 @@ Commands, one module per group of commands:
 * :mod:`~zarrdask.cli.rechunk`: ``rechunk``;
 * :mod:`~zarrdask.cli.demo`: ``demo``.
 
-A new command is a click command in its own module, added to :data:`COMMANDS`.
+A new command is a click command in its own module, added to
+:data:`~zarrdask.cli._app.LAZY_COMMANDS` (name, module, short help).
 Shared options (``PATH``, ``--node``, ``--storage-option``, ``--json``,
 ``--progress``), output helpers and the error → exit code mapping live in
 :mod:`zarrdask.cli._common`; what the workflow commands share (parsing shapes,
@@ -20,24 +21,16 @@ sizes and codecs, the stores of SRC and DST) in :mod:`zarrdask.cli._workflow`.
 
 from __future__ import annotations
 
-from . import convert, data, demo, metadata, nodes, rechunk, validate, verify
-from ._app import cli, main
+from ._app import LAZY_COMMANDS, cli, main
 
 __all__ = ["COMMANDS", "cli", "main"]
 
-#: every command of the ``zarrdask`` group (``--help`` lists them by name)
-COMMANDS = [
-    nodes.info,
-    nodes.tree,
-    nodes.ls,
-    data.cat,
-    verify.verify,
-    validate.validate,
-    metadata.consolidate,
-    convert.convert,
-    rechunk.rechunk,
-    demo.demo,
-]
 
-for _command in COMMANDS:
-    cli.add_command(_command)
+def __getattr__(name: str) -> object:
+    # COMMANDS imports every command module: the command line itself imports only
+    # the one it runs (ZarrdaskGroup.get_command)
+    if name == "COMMANDS":
+        import importlib
+
+        return [getattr(importlib.import_module(f"{__name__}.{m}"), c) for c, (m, _) in LAZY_COMMANDS.items()]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

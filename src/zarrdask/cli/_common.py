@@ -31,7 +31,6 @@ from typing import Any, TypeVar
 
 import click
 import numpy as np
-from dask.diagnostics import ProgressBar
 
 from .. import errors
 from ..core.api import open as open_any
@@ -193,6 +192,8 @@ def progress_bar(enabled: bool) -> Any:
     """A dask progress bar on stderr, or a context that does nothing."""
     if not enabled:
         return contextlib.nullcontext()
+    from dask.diagnostics import ProgressBar  # dask is imported by the commands that use it
+
     return ProgressBar(minimum=0.5, out=sys.stderr)
 
 

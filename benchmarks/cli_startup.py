@@ -1,0 +1,46 @@
+"""Start-up of the command line: ``zarrdask --help`` and ``zarrdask info`` on a small
+array, the median of 5 subprocess runs each (issue 37: well under 0.5 s).
+
+    PYTHONPATH=src python -m benchmarks.cli_startup
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def median_seconds(args: list[str], runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "zarrdask.cli", *args], check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    import zarrdask
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "small.zarr")
+        a = zarrdask.create_array(path, shape=(100, 100), dtype="f4", chunks=(10, 10))
+        a[:] = np.ones((100, 100), dtype="f4")
+        rows = [("zarrdask --help", median_seconds(["--help"])), ("zarrdask info small.zarr", median_seconds(["info", path]))]
+    t0 = time.perf_counter()
+    for _ in range(5):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    print(f"{'command':<28} {'median of 5 (s)':>16}")
+    for name, seconds in rows:
+        print(f"{name:<28} {seconds:>16.3f}")
+    print(f"{'python -c pass (mean)':<28} {(time.perf_counter() - t0) / 5:>16.3f}")
+
+
+if __name__ == "__main__":
+    main()
