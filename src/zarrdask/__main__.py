@@ -36,7 +36,7 @@ def main() -> int:
             print(f"Zarr v{zarr_format}: wrote {field.nbytes / 1e6:.1f} MB in {t1 - t0:.3f} s, "
                   f"read back in {t2 - t1:.3f} s, values equal: {ok}")
             print(f"  chunks {back.chunks}, {info['Chunks initialized']} chunks stored, "
-                  f"compression ratio {info['Storage ratio']}, attrs {dict(back.attrs)}")
+                  f"storage ratio {info['Storage ratio']}, attrs {dict(back.attrs)}")
             print("  " + str(root_group.tree()).replace("\n", "\n  "))
             if not ok:
                 return 1

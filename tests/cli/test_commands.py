@@ -58,7 +58,7 @@ def test_info_array(hierarchy):
     assert lines["Shape"] == "(20, 30)" and lines["Data type"] == "float32"
     assert lines["Chunk shape"] == "(10, 10)" and lines["Shard shape"] == "None"
     assert lines["Fill value"] == '"NaN"'
-    assert lines["Chunks initialised"] == "6 of 6"
+    assert lines["Chunks initialized"] == "6 of 6"
     assert lines["Attributes"] == "1 (units)"
     assert "zstd" in lines["Compressors"]
 
@@ -85,7 +85,7 @@ def test_info_sharded_array(tmp_path):
     assert doc["codecs"][0]["name"] == "sharding_indexed"
     assert doc["serializer"]["name"] == "bytes"  # inside the shards, as zarr-python reports it
     text = run("info", tmp_path / "s.zarr").stdout
-    assert "Shards initialised : 2 of 4" in text and "Chunks initialised : 8 of 16" in text
+    assert "Shards initialized : 2 of 4" in text and "Chunks initialized : 8 of 16" in text
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float8_e5m2", "float4_e2m1fn", "int4", "uint2", "complex_bfloat16",
@@ -290,7 +290,7 @@ def test_read_only_commands_on_a_url(http_server):
     doc = json.loads(run("info", url, "--json", "-S", "block_size=0").stdout)
     assert doc["shape"] == [20, 30] and doc["shards"] == [10, 30]
     assert doc["nbytes_stored"] is None and doc["nchunks_initialized"] is None  # HTTP cannot list
-    assert "Bytes stored       : n/a (the store cannot list its keys)" in run("info", url).stdout
+    assert "No. bytes stored   : n/a (the store cannot list its keys)" in run("info", url).stdout
 
     doc = json.loads(run("cat", url, "-s", "1:3, 4", "--json").stdout)
     np.testing.assert_array_equal(np.array(doc["values"], dtype="f4"), TEMP[1:3, 4])
@@ -354,3 +354,19 @@ def test_info_of_a_rectilinear_array(tmp_path):
     assert doc["chunk_grid"] == "rectilinear" and doc["chunks"] == [list(months), [4]]
     result = run("tree", str(tmp_path / "m.zarr"))
     assert result.exit_code == 0 and "(365, 4) float32" in result.stdout
+
+
+def test_info_speaks_as_array_info(tmp_path):
+    """`zarrdask info` and `Array.info` use one vocabulary: every label the command
+    line prints for what Array.info also shows is Array.info's label."""
+    a = zarrdask.create_array(str(tmp_path / "v.zarr"), shape=(16, 16), dtype="f4", chunks=(4, 4), shards=(8, 8))
+    a[:8] = 1
+    python_labels = set(a.info.items)
+    text = run("info", tmp_path / "v.zarr").stdout
+    cli_labels = {line.split(" : ", 1)[0].strip() for line in text.splitlines() if " : " in line}
+    shared = {"Type", "Zarr format", "Data type", "Shape", "Chunk shape", "Shard shape", "Order", "Fill value",
+              "Filters", "Serializer", "Compressors", "No. bytes", "No. bytes stored", "Storage ratio",
+              "Chunks initialized", "Read-only"}
+    assert shared <= python_labels and shared <= cli_labels
+    assert not any("initialised" in label or label in ("Bytes", "Compression ratio") for label in cli_labels)
+    assert a.info["Chunks initialized"] == "8 of 16" and "Chunks initialized : 8 of 16" in text

@@ -212,6 +212,6 @@ def test_info_and_repr():
     a = zarrdask.create_array(MemoryStore(), shape=(100,), dtype="f4", chunks=(10,))
     a[:50] = np.linspace(0, 1, 50)
     info = a.info
-    assert info["Chunks initialized"] == "5/10"
+    assert info["Chunks initialized"] == "5 of 10"
     assert "Shape" in repr(info)
     assert "zarrdask.Array" in repr(a)

@@ -154,17 +154,17 @@ def _array_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Compressors", _compact(d["compressors"])),
         *([("Codecs (stored)", _compact(d["codecs"]))] if d["shards"] else []),
         ("Attributes", _attrs_text(d["attributes"])),
-        ("Bytes", human_bytes(d["nbytes"])),
-        ("Bytes stored", human_bytes(d["nbytes_stored"]) if d["nbytes_stored"] is not None else na),
-        ("Compression ratio", d["compression_ratio"] if d["compression_ratio"] is not None else "n/a"),
+        ("No. bytes", human_bytes(d["nbytes"])),
+        ("No. bytes stored", human_bytes(d["nbytes_stored"]) if d["nbytes_stored"] is not None else na),
+        ("Storage ratio", d["compression_ratio"] if d["compression_ratio"] is not None else "n/a"),
     ]
     if d["nchunks_initialized"] is None:
-        rows.append(("Chunks initialised", f"n/a of {d['nchunks']:,}"))
+        rows.append(("Chunks initialized", f"n/a of {d['nchunks']:,}"))
     else:
-        rows.append(("Chunks initialised", f"{d['nchunks_initialized']:,} of {d['nchunks']:,}"))
+        rows.append(("Chunks initialized", f"{d['nchunks_initialized']:,} of {d['nchunks']:,}"))
     if d["nshards"] is not None:
         done = "n/a" if d["nshards_initialized"] is None else f"{d['nshards_initialized']:,}"
-        rows.append(("Shards initialised", f"{done} of {d['nshards']:,}"))
+        rows.append(("Shards initialized", f"{done} of {d['nshards']:,}"))
     rows += [("Read-only", d["read_only"]), ("Store", d["store"])]
     return rows
 
@@ -186,7 +186,8 @@ def info(path: str, node: str, storage_options: tuple[str, ...], as_json: bool) 
     """Describe the array or group at PATH.
 
     For an array: format, shape, data type, chunk and shard shapes, codecs, fill
-    value, stored bytes, compression ratio and initialised chunks. For a group:
+    value, stored bytes, storage ratio and initialized chunks (the labels of
+    ``Array.info``). For a group:
     its attributes and direct members.
     """
     obj = open_node(path, node, storage_options)

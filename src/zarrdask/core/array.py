@@ -754,7 +754,9 @@ class Array(Node):
 
 
 class ArrayInfo:
-    """A summary of an array (``Array.info``); ``repr`` prints it as a table."""
+    """A summary of an array (``Array.info``); ``repr`` prints it as a table. Its
+    labels are zarr-python's (``No. bytes``, ``Storage ratio``, …); ``zarrdask
+    info`` on the command line uses the same ones."""
 
     def __init__(self, array: Array) -> None:
         a = array
@@ -778,7 +780,7 @@ class ArrayInfo:
             "No. chunks": a.nchunks,
         }
         if a.store.listable:
-            self.items["Chunks initialized"] = f"{a.nchunks_initialized}/{a.nchunks}"
+            self.items["Chunks initialized"] = f"{a.nchunks_initialized:,} of {a.nchunks:,}"
             stored = a.nbytes_stored
             self.items["No. bytes stored"] = stored
             if stored:
