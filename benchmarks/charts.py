@@ -68,20 +68,26 @@ def _ratio_axis(ax: Any, labels: list[str], series: dict[str, list[float | None]
     n, k = len(labels), max(1, len(series))
     height = 0.8 / k
     finite = [v for vals in series.values() for v in vals if v]
-    # the axis stops at 6x either way; a bar beyond is cut there and keeps its figure
+    # the axis stops at 6x either way; a bar beyond runs to the frame and keeps its
+    # figure, written inside the bar's end so that it stays within the frame
     span = min(max([2.0] + [max(v, 1 / v) for v in finite]) * 1.25, 6.0)
+    lim = math.log10(span)
+    room = lim * 1.35  # room for the figures beside the longest bars
     for j, (peer, vals) in enumerate(series.items()):
         ys = [i + (j - (k - 1) / 2) * height for i in range(n)]
-        widths = [min(max(v, 1 / span), span) if v else 1.0 for v in vals]
-        ax.barh(ys, [math.log10(w) for w in widths], height, left=0, color=COLORS.get(peer), label=f"vs {peer}")
-        for y, v, w in zip(ys, vals, widths, strict=True):
-            if v:
-                ax.annotate(f"{v:.2f}x", (math.log10(w), y), xytext=(3 if v >= 1 else -3, 0),
-                            textcoords="offset points", ha="left" if v >= 1 else "right", va="center", fontsize=7)
-    lim = math.log10(span)
-    ax.set_xlim(-lim, lim)
+        ends = [math.log10(v) if v and 1 / span <= v <= span else math.copysign(room, v - 1) if v else 0.0
+                for v in vals]
+        ax.barh(ys, ends, height, left=0, color=COLORS.get(peer), label=f"vs {peer}")
+        for y, v, end in zip(ys, vals, ends, strict=True):
+            if not v:
+                continue
+            cut = abs(end) == room
+            outward = (v >= 1) != cut  # a figure sits beyond its bar's end, inside the end of a cut bar
+            ax.annotate(f"{v:.2f}x", (end, y), xytext=(3 if outward else -3, 0), textcoords="offset points",
+                        va="center", fontsize=7, ha="left" if outward else "right",
+                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"} if cut else None)
+    ax.set_xlim(-room, room)
     ticks = [t for t in (0.25, 0.5, 1, 2, 4) if abs(math.log10(t)) <= lim]
-    lim *= 1.35  # room for the figures beside the longest bars
     ax.set_xticks([math.log10(t) for t in ticks], [f"{t:g}x" for t in ticks])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(n), labels, fontsize=8)

@@ -57,4 +57,12 @@ html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    # the page titles are long: three in the header and the rest under "More" keep
+    # search and the theme switcher on the header's one row at 1280 px
+    "header_links_before_dropdown": 3,
+    "navbar_align": "left",
 }
+# the left sidebar ("Section Navigation") only where a page has pages under it: the
+# API reference; elsewhere it would be a heading with nothing under it
+html_sidebars = {os.path.splitext(name)[0]: [] for name in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+                 if name.endswith(".md") and name != "api.md"}

@@ -63,3 +63,29 @@ def test_every_chart_and_table(tmp_path):
     assert "| 100 / 4 | 80 / 4 | 300 / 8 | 90 / 4 |" in tables  # 0 ms: fsspec, obstore, zarr-python, tensorstore
     assert "| threads, plain, 64 MB | 2.0 | 4.0 |" in tables
     assert "| threads, plain, 64 MB | 0.82x | 8.19x |" in tables  # peak per thread / 61 MiB
+
+
+@pytest.mark.parametrize("values", [[9.73, 1.5, 0.9], [0.05, 1.2, 2.0], [5.9, 0.17, 30.0], [1.1, 1.3, 0.95]])
+def test_bars_beyond_the_axis_stay_in_the_frame(values):
+    """A ratio beyond the axis (e.g. 9.73x on an axis that stops at 6x) runs to the
+    frame and its figure is written inside the frame, not spilled past it."""
+    plt = charts._plt()
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    try:
+        charts._ratio_axis(ax, ["a", "b", "c"], {"zarr-python": values, "zarrs": [v ** 0.5 for v in values]}, "t")
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        frame = ax.get_window_extent(renderer)
+        figures = [t for t in ax.texts if t.get_text().endswith("x")]
+        assert len(figures) == 2 * len(values)
+        for text in figures:
+            box = text.get_window_extent(renderer)
+            assert frame.x0 - 0.5 <= box.x0 and box.x1 <= frame.x1 + 0.5, text.get_text()
+        lo, hi = ax.get_xlim()
+        for bar, v in zip(ax.patches, values + [v ** 0.5 for v in values]):
+            end = bar.get_x() + bar.get_width()
+            assert lo - 1e-9 <= end <= hi + 1e-9
+            if v > 6 or v < 1 / 6:  # beyond the axis: the bar reaches the frame
+                assert end == pytest.approx(hi if v > 1 else lo)
+    finally:
+        plt.close(fig)
