@@ -8,6 +8,8 @@ from .core.array import Array
 from .core.consolidated import consolidate_metadata
 from .core.group import Group
 from .core.options import EngineOptions
+from .dask import from_zarr, to_zarr
+from . import xarray  # noqa: E402  (registers the ``Dataset.zarrdask`` accessor)
 from .storage import FsspecStore, LocalStore, MemoryStore, ObstoreStore, ReferenceStore, ZipStore, store_from
 
 # Load the built-in codec modules now (the registry still looks them up lazily and
@@ -16,15 +18,7 @@ from .storage import FsspecStore, LocalStore, MemoryStore, ObstoreStore, Referen
 from .codecs import blosc_codec, bytes_codec, crc32c_codec, gzip_codec, transpose, zstd_codec  # noqa: F401,E402
 from .codecs.sharding import codec as _sharding_codec  # noqa: F401,E402
 
-from ._xarray_hook import register_accessor_with_xarray
-
 __version__ = "0.1.0"
-
-# dask.array and xarray take about a second to import, which the command line
-# (``zarrdask --help``, ``zarrdask info``) and core reads do not need: from_zarr and
-# to_zarr import zarrdask.dask on first use, and the ``Dataset.zarrdask`` accessor is
-# registered when xarray is imported (now if it already is)
-register_accessor_with_xarray()
 
 __all__ = [
     "Array",
@@ -59,12 +53,4 @@ def __getattr__(name: str) -> object:
         from . import workflows
 
         return getattr(workflows, name)
-    if name in ("from_zarr", "to_zarr"):
-        from . import dask
-
-        return getattr(dask, name)
-    if name in ("dask", "xarray", "workflows", "cli"):  # the subpackages, as attributes
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'zarrdask' has no attribute {name!r}")
