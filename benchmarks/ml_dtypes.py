@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -214,19 +213,10 @@ def markdown(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
-    from benchmarks.run import _cpu_model, _git_commit, _loadavg, _versions
+    from benchmarks.run import machine_meta
 
-    versions = _versions()
-    try:
-        from importlib.metadata import version
-
-        versions["ml_dtypes"] = version("ml_dtypes")
-    except Exception:  # noqa: BLE001 - reported as missing
-        versions["ml_dtypes"] = "missing"
     return {"size": args.size, "chunk": args.chunk, "threads": args.threads, "repeat": args.repeat,
-            "write_repeat": args.write_repeat, "workdir": args.workdir, "cpu": _cpu_model(), "loadavg": _loadavg(),
-            "ncpu": os.cpu_count(), "platform": platform.platform(), "versions": versions,
-            "commit": _git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "write_repeat": args.write_repeat, "workdir": args.workdir, **machine_meta("ml_dtypes")}
 
 
 def _default_workdir() -> str:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -214,19 +213,10 @@ def plot(results: list[dict[str, Any]], path: str) -> None:
 
 
 def _meta(args: argparse.Namespace) -> dict[str, Any]:
-    from benchmarks.run import _cpu_model, _git_commit, _loadavg, _versions
+    from benchmarks.run import machine_meta
 
-    versions = _versions()
-    try:
-        from importlib.metadata import version
-
-        versions["xarray"] = version("xarray")
-    except Exception:  # noqa: BLE001 - reported as missing
-        versions["xarray"] = "missing"
-    return {"members": args.members, "repeat": args.repeat, "formats": args.formats, "cpu": _cpu_model(),
-            "loadavg": _loadavg(),
-            "ncpu": os.cpu_count(), "platform": platform.platform(), "versions": versions,
-            "commit": _git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "finished": None}
+    return {"members": args.members, "repeat": args.repeat, "formats": args.formats, **machine_meta("xarray"),
+            "finished": None}
 
 
 def main(argv: list[str] | None = None) -> int:

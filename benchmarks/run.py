@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:  # python benchmarks/run.py
@@ -256,6 +257,21 @@ def _loadavg() -> float | None:
             return float(f.read().split()[0])
     except (OSError, ValueError):
         return None
+
+
+def machine_meta(*packages: str) -> dict[str, Any]:
+    """What a benchmark records about the machine and the run: CPU, load, versions
+    (those of :func:`_versions` and of ``packages``), commit and date."""
+    from importlib.metadata import version
+
+    versions = _versions()
+    for name in packages:
+        try:
+            versions[name] = version(name)
+        except Exception:  # noqa: BLE001 - reported as missing
+            versions[name] = "missing"
+    return {"cpu": _cpu_model(), "loadavg": _loadavg(), "ncpu": os.cpu_count(), "platform": platform.platform(),
+            "versions": versions, "commit": _git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
 def _sync() -> None:
