@@ -260,11 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     meta["results"] = [{k: r.get(k) for k in ("impl", "dtype", "codec", "correct", "stored_bytes")} for r in results]
     meta["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     table = rows(results, args.size)
-    with open(os.path.join(args.out, "ml_dtypes.json"), "w") as f:
-        json.dump({"meta": meta, "results": results, "rows": table}, f, indent=1)
     text = markdown(table, meta)
-    with open(os.path.join(args.out, "ml_dtypes.md"), "w") as f:
-        f.write(text)
+    from benchmarks.run import save_results
+
+    save_results(args.out, "ml_dtypes", meta, results, table, text)
     print(text)
     return 0
 

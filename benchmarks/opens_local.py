@@ -253,11 +253,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{label:26s} v{fmt} {n:>6} {impl:9s} {shown}", flush=True)
     meta["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     table = rows(results, args.members)
-    with open(os.path.join(args.out, "opens_local.json"), "w") as f:
-        json.dump({"meta": meta, "results": results, "rows": table}, f, indent=1)
     text = markdown(table, meta)
-    with open(os.path.join(args.out, "opens_local.md"), "w") as f:
-        f.write(text)
+    from benchmarks.run import save_results
+
+    save_results(args.out, "opens_local", meta, results, table, text)
     plot(results, os.path.join(args.out, "opens_local.png"))
     print(text)
     return 0

@@ -274,6 +274,15 @@ def machine_meta(*packages: str) -> dict[str, Any]:
             "versions": versions, "commit": _git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
+def save_results(out: str, name: str, meta: dict, results: list, table: Any, text: str) -> None:
+    """Write ``<name>.json`` (meta, every result, the table's rows) and ``<name>.md``
+    (the table as text) into ``out``."""
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump({"meta": meta, "results": results, "rows": table}, f, indent=1)
+    with open(os.path.join(out, f"{name}.md"), "w") as f:
+        f.write(text)
+
+
 def _sync() -> None:
     # flush dirty pages between steps so write-back does not run during the next measurement
     if hasattr(os, "sync"):

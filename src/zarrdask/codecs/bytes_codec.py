@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
-from ..metadata.dtypes.float_formats import bits_dtype, float_format, is_ml_dtype
+from ..metadata.dtypes.float_formats import bits_dtype, ml_info
 from .buffers import byte_view
 from .abc import ArrayBytesCodec, ChunkSpec
 from .elements import ElementRanges
@@ -70,13 +70,10 @@ def _native(dtype: np.dtype) -> np.dtype:
 @lru_cache(maxsize=64)
 def _sub_byte_mask(dtype: np.dtype) -> int | None:
     """The bits a one-byte ``ml_dtypes`` value uses, when it does not use all 8."""
-    if not is_ml_dtype(dtype) or dtype.itemsize != 1:
+    info = ml_info(dtype)
+    if info is None or dtype.itemsize != 1 or info[1] == 8:
         return None
-    if dtype.name.startswith(("int", "uint")):
-        bits = int(dtype.name.lstrip("uint"))
-    else:
-        bits = float_format(dtype).mask.bit_length()
-    return None if bits == 8 else (1 << bits) - 1
+    return (1 << info[1]) - 1
 
 
 @lru_cache(maxsize=256)

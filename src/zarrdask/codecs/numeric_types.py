@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, MetadataError
+from ..metadata.dtypes.float_formats import is_ml_dtype
 from ..metadata.json_checks import is_json_int
 
 __all__ = ["NumericType", "numeric_type", "scalar_from_json"]
@@ -74,18 +75,14 @@ class NumericType:
         )
 
 
-def _is_ml_dtype(dtype: np.dtype) -> bool:
-    return dtype.type.__module__.partition(".")[0] == "ml_dtypes"
-
-
 @lru_cache(maxsize=64)
 def _describe(dtype: np.dtype) -> NumericType | None:
-    if dtype.kind in "iu" and not _is_ml_dtype(dtype):
+    if dtype.kind in "iu" and not is_ml_dtype(dtype):
         info = np.iinfo(dtype)
         return NumericType(dtype, True, int(info.min), int(info.max), bits=info.bits)
-    if dtype.name in _NUMPY_FLOATS and not _is_ml_dtype(dtype):
+    if dtype.name in _NUMPY_FLOATS and not is_ml_dtype(dtype):
         return _float_type(dtype, np.finfo(dtype))
-    if not _is_ml_dtype(dtype):
+    if not is_ml_dtype(dtype):
         return None
     import ml_dtypes
 

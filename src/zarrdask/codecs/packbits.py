@@ -63,20 +63,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError
+from ..metadata.dtypes.float_formats import ml_info
 from .abc import ArrayBytesCodec, ChunkSpec
 from .buffers import byte_view
 
 __all__ = ["PackBitsCodec", "Layout", "layout_of"]
 
 PADDING_ENCODINGS = ("none", "first_byte", "last_byte")
-#: ml_dtypes types narrower than their byte: name -> (bits, signed)
-_NARROW = {
-    "int2": (2, True), "uint2": (2, False), "int4": (4, True), "uint4": (4, False),
-    "float4_e2m1fn": (4, False), "float6_e2m3fn": (6, False), "float6_e3m2fn": (6, False),
-}
-#: ml_dtypes types packed with all their bits
-_FULL = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-         "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
 #: bits of the temporary bit arrays of one block (bounds the memory of a chunk's work)
 _BLOCK_BITS = 1 << 23
 
@@ -92,20 +85,6 @@ class Layout:
     signed: bool
 
 
-def _ml_dtypes() -> dict[np.dtype, tuple[int, bool]]:
-    try:
-        import ml_dtypes
-    except ImportError:  # optional: only its data types need it
-        return {}
-    found = {}
-    for name, info in [*_NARROW.items(), *((n, None) for n in _FULL)]:
-        t = getattr(ml_dtypes, name, None)
-        if t is not None:
-            dt = np.dtype(t)
-            found[dt] = info if info is not None else (8 * dt.itemsize, False)
-    return found
-
-
 def _scalar_layout(dtype: np.dtype) -> Layout | None:
     if dtype == np.dtype(bool):
         return Layout(1, 1, 1, False)
@@ -114,9 +93,9 @@ def _scalar_layout(dtype: np.dtype) -> Layout | None:
     if dtype.kind == "c" and dtype.itemsize in (8, 16):
         return Layout(dtype.itemsize // 2, 2, 4 * dtype.itemsize, False)
     if dtype.kind == "V" and dtype.fields is None:
-        info = _ml_dtypes().get(dtype)
-        if info is not None:
-            return Layout(dtype.itemsize, 1, *info)
+        info = ml_info(dtype)
+        if info is not None:  # floats zero-extended, as the spec says for all but signed integers
+            return Layout(dtype.itemsize, 1, info[1], info[0] == "int")
     return None
 
 

@@ -80,6 +80,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from ..errors import CodecError, CorruptChunkError, MissingDependencyError
+from ..metadata.dtypes.float_formats import ml_info
 from .abc import ArrayBytesCodec, ChunkSpec
 from .buffers import byte_view
 
@@ -221,23 +222,6 @@ class ZfpElements:
         return self.zfp_type in (_FLOAT, _DOUBLE)
 
 
-def _ml_info(dtype: np.dtype) -> tuple[str, int] | None:
-    """("int" | "uint" | "float", bits) of an ml_dtypes type, else ``None``."""
-    try:
-        import ml_dtypes
-    except ImportError:  # pragma: no cover - ml_dtypes is optional
-        return None
-    try:
-        info = ml_dtypes.iinfo(dtype)
-        return ("int" if info.min < 0 else "uint"), int(info.bits)
-    except (ValueError, TypeError):
-        pass
-    try:
-        return "float", int(ml_dtypes.finfo(dtype).bits)
-    except (ValueError, TypeError):
-        return None
-
-
 def _small_int(dtype: np.dtype, signed: bool, bits: int) -> ZfpElements:
     """The README's zfp_promote / zfp_demote for an ``bits``-bit integer type."""
     shift, half = 31 - bits, 1 << (bits - 1)
@@ -283,7 +267,7 @@ def zfp_elements(dtype: np.dtype) -> ZfpElements:
         return _unsigned_native(native, _INT32 if size == 4 else _INT64)
     if kind in "iu" and size in (1, 2):
         return _small_int(native, kind == "i", 8 * size)
-    info = _ml_info(native) if kind in "Vf" else None
+    info = ml_info(native) if kind in "Vf" else None
     if kind == "f" and native.type is np.float16 or info is not None and info[0] == "float" and info[1] < 32:
         return ZfpElements(_FLOAT, lambda a: a.astype(np.float32), lambda a: a.astype(native))
     if info is not None and info[0] in ("int", "uint") and info[1] < 32:

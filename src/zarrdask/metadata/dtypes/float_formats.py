@@ -29,7 +29,7 @@ from functools import lru_cache
 import ml_dtypes
 import numpy as np
 
-__all__ = ["FloatFormat", "ML_FLOATS", "ML_INTS", "bits_dtype", "float_format", "is_ml_dtype"]
+__all__ = ["FloatFormat", "ML_FLOATS", "ML_INTS", "bits_dtype", "float_format", "is_ml_dtype", "ml_info"]
 
 #: the small floating-point types: v3 name → numpy dtype (``ml_dtypes``); the
 #: registered names, then ``float8_e4m3fn``, which tensorstore writes (not registered)
@@ -54,7 +54,8 @@ ML_FLOATS: dict[str, np.dtype] = {
 #: the sub-byte integer types: v3 name → numpy dtype (``ml_dtypes``)
 ML_INTS: dict[str, np.dtype] = {name: np.dtype(getattr(ml_dtypes, name)) for name in ("int2", "int4", "uint2", "uint4")}
 
-_ML_DTYPES = frozenset(ML_FLOATS.values()) | frozenset(ML_INTS.values())
+_ML_INT_DTYPES = frozenset(ML_INTS.values())
+_ML_DTYPES = frozenset(ML_FLOATS.values()) | _ML_INT_DTYPES
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
@@ -80,6 +81,20 @@ class FloatFormat:
 def is_ml_dtype(dtype: np.dtype) -> bool:
     """Whether ``dtype`` is one of the ``ml_dtypes`` scalar types (any byte order)."""
     return dtype in _ML_DTYPES
+
+
+@lru_cache(maxsize=64)
+def ml_info(dtype: np.dtype) -> tuple[str, int] | None:
+    """``("int" | "uint" | "float", bits)`` of an ``ml_dtypes`` type — the bits that
+    hold its value (4 for ``int4`` and ``float4_e2m1fn``, 16 for ``bfloat16``) — or
+    ``None`` for any other dtype."""
+    dtype = np.dtype(dtype)
+    if dtype not in _ML_DTYPES:
+        return None
+    if dtype in _ML_INT_DTYPES:
+        info = ml_dtypes.iinfo(dtype)
+        return ("int" if info.min < 0 else "uint"), int(info.bits)
+    return "float", int(ml_dtypes.finfo(dtype).bits)
 
 
 @lru_cache(maxsize=64)
