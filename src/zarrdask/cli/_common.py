@@ -30,12 +30,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-import numpy as np
 
 from .. import errors
-from ..core.api import open as open_any
-from ..storage import store_from
-from ..storage.factory import is_url
+
+# the format core, numpy and the stores are imported by the functions that use
+# them: ``zarrdask --help`` imports none of them
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -156,6 +155,9 @@ def progress_option(f: F) -> F:
 # -- opening -------------------------------------------------------------------------
 def open_store(path: str, storage_options: tuple[str, ...], mode: str = "r") -> Any:
     """The store at ``path`` (a local path or an fsspec URL)."""
+    from ..storage import store_from
+    from ..storage.factory import is_url
+
     options = parse_storage_options(storage_options)
     if not is_url(path):
         if options:
@@ -170,6 +172,8 @@ def open_store(path: str, storage_options: tuple[str, ...], mode: str = "r") -> 
 
 def open_node(path: str, node: str, storage_options: tuple[str, ...]) -> Any:
     """The array or group at ``node`` in the store at ``path``, read-only."""
+    from ..core.api import open as open_any
+
     store = open_store(path, storage_options)
     try:
         return open_any(store, path=node, mode="r")
@@ -205,6 +209,8 @@ def jsonable(x: Any) -> Any:
     ``"-Infinity"`` (as Zarr writes fill values); bytes become base64 strings;
     dates and times their ISO form; complex numbers ``[real, imag]``.
     """
+    import numpy as np
+
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

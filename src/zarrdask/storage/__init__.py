@@ -27,20 +27,24 @@ details per store.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .abc import Store
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from .factory import store_from
-from .fsspec import FsspecStore
 from .icechunk import IcechunkSessionStore
 from .keys import join_path, normalize_path, validate_key
 from .local import LocalStore
 from .memory import MemoryStore
 from .obstore import ObstoreStore
-from .references import ReferenceStore
 from .readers import RangeReader, ValueReader, VerifyingReader
 from .wrappers import CountingStore, PrefixStore, ReadOnlyStore, read_only
 from .zarr_python import ZarrPythonStore
 from .zip import ZipStore
+
+if TYPE_CHECKING:
+    from .fsspec import FsspecStore
+    from .references import ReferenceStore
 
 __all__ = [
     "Store",
@@ -68,3 +72,16 @@ __all__ = [
     "normalize_path",
     "join_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the stores over fsspec import it (a tenth of a second) when first asked for
+    if name == "FsspecStore":
+        from .fsspec import FsspecStore
+
+        return FsspecStore
+    if name == "ReferenceStore":
+        from .references import ReferenceStore
+
+        return ReferenceStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

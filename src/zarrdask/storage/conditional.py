@@ -31,7 +31,6 @@ zarr-python adapter where zarrdask awaits anything: the ETag and
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any, Awaitable, Callable, NamedTuple, Sequence
 
@@ -101,6 +100,8 @@ def _strong(etag: str | None) -> bool:
 
 
 async def _gather(calls: list[Callable[[], Awaitable[Any]]]) -> list[Any]:
+    import asyncio
+
     gate = asyncio.Semaphore(_CONCURRENCY)
 
     async def one(call: Callable[[], Awaitable[Any]]) -> Any:

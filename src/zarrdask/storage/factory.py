@@ -53,23 +53,19 @@ it exists, ``"r"``/``"r+"`` need it to exist).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import MutableMapping
 from typing import Any
-
-from fsspec.mapping import FSMap
-from fsspec.spec import AbstractFileSystem
 
 from .. import config
 from ..errors import StorageOptionError, StoreError
 from .abc import Store
-from .fsspec import FsspecStore
 from .icechunk import IcechunkSessionStore, session_of
 from .local import LocalStore
 from .memory import MemoryStore
 from .obstore import ObstoreStore
 from .obstore_requests import is_obstore_store
 from .obstore_urls import ObstoreConfigError, obstore_installed, obstore_kind, obstore_store_for_url
-from .references import ReferenceStore, is_reference_fs, is_reference_url
 from .zarr_python import ZarrPythonStore, is_zarr_python_store, zarr_python_dict_store
 from .zip import ZipStore
 
@@ -157,6 +153,9 @@ def _from_string(x: str, mode: str, storage_options: dict[str, Any] | None) -> S
     if x.startswith("file://") and "::" not in x:
         return _local(x[len("file://"):], mode, x, storage_options)
     if is_url(x):
+        # fsspec (a tenth of a second to import) is imported for the URLs that need it
+        from .references import ReferenceStore, is_reference_url
+
         if is_reference_url(x):
             return ReferenceStore(x, storage_options=storage_options)
         return _from_url(x, mode == "r", storage_options)
@@ -187,6 +186,8 @@ def _from_url(url: str, read_only: bool, storage_options: dict[str, Any] | None)
                 pass
             else:
                 return ObstoreStore(inner, read_only=read_only)
+    from .fsspec import FsspecStore
+
     return FsspecStore(url, storage_options=storage_options, read_only=read_only)
 
 
@@ -207,7 +208,12 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
         _no_storage_options(storage_options, f"storage_options cannot be applied to the obstore store "
                                              f"{x!r}; configure the store itself")
         return ObstoreStore(x, read_only=read_only)
-    if isinstance(x, (FSMap, AbstractFileSystem)):
+    if "fsspec" in sys.modules and _is_fsspec_object(x):  # no fsspec object without fsspec imported
+        from fsspec.mapping import FSMap
+
+        from .fsspec import FsspecStore
+        from .references import ReferenceStore, is_reference_fs
+
         what = "mapper" if isinstance(x, FSMap) else "file system"
         _no_storage_options(storage_options, f"storage_options cannot be applied to an fsspec {what}; "
                                              "configure its file system instead")
@@ -226,6 +232,13 @@ def _from_object(x: Any, read_only: bool, storage_options: dict[str, Any] | None
         "or other MutableMapping of str keys to bytes (a zarr-python Array or Group is "
         "accepted as the store of zarrdask.open_array, open_group and friends)"
     )
+
+
+def _is_fsspec_object(x: Any) -> bool:
+    from fsspec.mapping import FSMap
+    from fsspec.spec import AbstractFileSystem
+
+    return isinstance(x, (FSMap, AbstractFileSystem))
 
 
 def _no_storage_options(storage_options: dict[str, Any] | None, message: str) -> None:

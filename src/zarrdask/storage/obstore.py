@@ -67,7 +67,6 @@ copy is an independent store, as a dict is in another process.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from functools import partial
 from typing import Any, Awaitable, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -313,6 +312,8 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         from fsspec.asyn import get_loop
 
         from .._pool import futures_unordered
+
+        import asyncio
 
         loop = get_loop()
 

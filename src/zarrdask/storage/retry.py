@@ -24,7 +24,6 @@ is harmless, and a write reports success only when the store accepted it.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from typing import Any, Awaitable, Callable, Iterator, NamedTuple, Sequence, TypeVar
@@ -312,6 +311,8 @@ async def gather_retrying(
     transient failure that outlasted the retries, any other exception as the
     call raised it.
     """
+    import asyncio
+
     policy = policy or RetryPolicy.current()
     gate = asyncio.Semaphore(max(1, limit))
 

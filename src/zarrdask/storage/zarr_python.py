@@ -65,7 +65,6 @@ functions of this module, and only once a zarr-python object is at hand.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from types import SimpleNamespace
 from typing import Any, Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -359,6 +358,8 @@ class ZarrPythonStore(StreamingReads, BackgroundUploads, Store):
         return found is not None
 
     async def _size(self, key: str) -> int | None:
+        import asyncio
+
         found, size = await asyncio.gather(
             self._exists(key), self.zarr_store.getsize(key), return_exceptions=True
         )
