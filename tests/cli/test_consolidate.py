@@ -10,11 +10,6 @@ import zarrdask
 
 from ._util import no_traceback, run
 
-needs_consolidate = pytest.mark.skipif(
-    not hasattr(zarrdask, "consolidate_metadata"),
-    reason="zarrdask.consolidate_metadata is not there yet (consolidated metadata is being added)",
-)
-
 
 @pytest.fixture(params=[3, 2], ids=["v3", "v2"])
 def hierarchy(request, tmp_path):
@@ -25,7 +20,6 @@ def hierarchy(request, tmp_path):
     return path, request.param
 
 
-@needs_consolidate
 def test_consolidate(hierarchy):
     path, fmt = hierarchy
     r = run("consolidate", path)
@@ -44,13 +38,7 @@ def test_consolidate(hierarchy):
     assert json.loads(r.stdout) == {"path": "/", "consolidated": True, "members": 3}
 
 
-@needs_consolidate
 def test_consolidate_errors(tmp_path):
     r = run("consolidate", tmp_path / "missing.zarr")
     assert r.exit_code == 2 and r.stderr.startswith("zarrdask: error: FileNotFoundError") and no_traceback(r.output)
 
-
-def test_consolidate_without_the_api(hierarchy, monkeypatch):
-    monkeypatch.delattr(zarrdask, "consolidate_metadata", raising=False)
-    r = run("consolidate", hierarchy[0])
-    assert r.exit_code == 3 and "has no consolidate_metadata" in r.stderr

@@ -17,6 +17,7 @@ import zarrdask
 from zarrdask.dask.graph import BlockSource
 from zarrdask.errors import (
     AlignmentWarning,
+    RegionEdgeWarning,
     ArrayMismatchError,
     NodeExistsError,
     UnknownChunkSizesError,
@@ -56,7 +57,8 @@ def test_return_stored_gives_the_stored_values(compute):
 
 def test_return_stored_into_a_region_is_chunked_as_the_blocks_written():
     a = zarrdask.create_array(MemoryStore(), shape=(10,), dtype="i4", chunks=(4,), fill_value=-1)
-    out = zarrdask.to_zarr(da.arange(6, chunks=2), a, region=(slice(3, 9),), align="rechunk", return_stored=True)
+    with pytest.warns(RegionEdgeWarning, match=r"region \(3:9\)"):
+        out = zarrdask.to_zarr(da.arange(6, chunks=2), a, region=(slice(3, 9),), align="rechunk", return_stored=True)
     assert out.chunks == ((5, 1),)  # the blocks after aligning them with the chunks (edges at 8)
     np.testing.assert_array_equal(out.compute(), np.arange(6))
     np.testing.assert_array_equal(a[...], [-1, -1, -1, 0, 1, 2, 3, 4, 5, -1])
@@ -248,14 +250,13 @@ def test_chunks_dask_leaves_out_empty_blocks():
 def test_region_edges_inside_chunks_warn_as_dask_warns():
     from dask.array.core import PerformanceWarning
 
-    from zarrdask.errors import RegionEdgeWarning
-
     a = zarrdask.create_array(MemoryStore(), shape=(4, 4), dtype="i8", chunks=(2, 2), fill_value=0)
     x = da.arange(16).reshape(4, 4).rechunk(2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         zarrdask.to_zarr(x[:2, :2], a, region=(slice(0, 2), slice(0, 2)))  # on chunk boundaries: silent
-    with pytest.warns(RegionEdgeWarning, match=r"region \(1:4, 2:3\).*axis 0, 1") as record:
+    with pytest.warns(RegionEdgeWarning, match=r"region \(1:4, 2:3\).*axis 0, 1") as record, \
+            pytest.warns(AlignmentWarning, match="cut through chunks"):
         zarrdask.to_zarr(x[:3, 3:4], a, region=(slice(1, 4), slice(2, 3)))
     assert issubclass(record[0].category, PerformanceWarning)
     np.testing.assert_array_equal(a[...], [[0, 1, 0, 0], [4, 5, 3, 0], [0, 0, 7, 0], [0, 0, 11, 0]])

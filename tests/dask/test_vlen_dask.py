@@ -8,7 +8,7 @@ import pytest
 
 import zarrdask
 from zarrdask.codecs.vlen_offsets import VlenOffsetsCodec
-from zarrdask.errors import UnknownDataTypeError
+from zarrdask.errors import AlignmentWarning, RegionEdgeWarning, UnknownDataTypeError
 
 T = np.dtypes.StringDType()
 
@@ -35,7 +35,8 @@ def test_from_zarr_reads_strings(tmp_path, fmt, kw):
 def test_to_zarr_writes_strings_and_bytes(tmp_path, fmt):
     data = _strings((10, 6), seed=1)
     x = da.from_array(data, chunks=(3, 4))  # misaligned with the chunks: rechunked
-    out = zarrdask.to_zarr(x, tmp_path / "s", chunks=(5, 3), zarr_format=fmt)
+    with pytest.warns(AlignmentWarning, match="cut through chunks"):
+        out = zarrdask.to_zarr(x, tmp_path / "s", chunks=(5, 3), zarr_format=fmt)
     assert out.dtype == T and out[...].tolist() == data.tolist()
     zarr = pytest.importorskip("zarr")
     assert zarr.open_array(str(tmp_path / "s"), mode="r")[...].tolist() == data.tolist()
@@ -56,5 +57,6 @@ def test_to_zarr_writes_strings_and_bytes(tmp_path, fmt):
 def test_to_zarr_region_into_a_sharded_string_array(tmp_path):
     a = zarrdask.create_array(tmp_path / "a", shape=(12,), chunks=(2,), shards=(4,), dtype=str, fill_value="-")
     part = np.array(["p", "q", "r", "s", "t"], dtype=T)
-    zarrdask.to_zarr(da.from_array(part, chunks=5), tmp_path / "a", mode="r+", region=(slice(3, 8),))
+    with pytest.warns(RegionEdgeWarning, match="inside shards"):
+        zarrdask.to_zarr(da.from_array(part, chunks=5), tmp_path / "a", mode="r+", region=(slice(3, 8),))
     assert a[...].tolist() == ["-"] * 3 + list("pqrst") + ["-"] * 4

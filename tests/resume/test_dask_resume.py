@@ -10,7 +10,7 @@ import pytest
 
 import zarrdask
 from zarrdask.dask.write_record import RECORD_DIR
-from zarrdask.errors import ContainsArrayError, ResumeRefusedError, WriteRecordMismatchError
+from zarrdask.errors import AlignmentWarning, ContainsArrayError, ResumeRefusedError, WriteRecordMismatchError
 from zarrdask.storage import MemoryStore, ZipStore
 
 from . import _sources as S
@@ -61,7 +61,7 @@ def test_resume_with_other_data_is_refused_and_changes_nothing(tmp_path):
     assert "Nothing was written" in str(e.value)
     with pytest.raises(WriteRecordMismatchError, match="metadata codecs"):
         write(out, S.source(), compressors=None, **LAYOUT)
-    with pytest.raises(WriteRecordMismatchError, match="metadata chunk_grid"):
+    with pytest.warns(AlignmentWarning), pytest.raises(WriteRecordMismatchError, match="metadata chunk_grid"):
         write(out, S.source(), chunks=(4, 32), shards=(16, 64))
     assert S.files(out) == before
     assert S.CALLS == []

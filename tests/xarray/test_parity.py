@@ -140,7 +140,7 @@ def test_encoding_is_accepted_unchanged_by_both_writers(tmp_path, fmt, sharded):
         if sharded:
             enc["shards"] = (4, 6)
     ds.to_zarr(src, zarr_format=fmt, encoding={"temp": enc}, consolidated=False)
-    opened = xr.open_dataset(src, engine="zarrdask")
+    opened = xr.open_dataset(src, engine="zarrdask", consolidated=False)
     encoding = opened.temp.encoding
     if fmt == 3:
         assert all(isinstance(c, CodecDocument) for c in (*encoding["compressors"], *encoding["filters"],
@@ -167,7 +167,7 @@ def test_encoding_is_accepted_unchanged_by_both_writers(tmp_path, fmt, sharded):
             assert (meta["compressor"], meta["filters"], meta["chunks"]) == \
                 (ref["compressor"], ref["filters"], ref["chunks"]), out
     # and engine="zarr"'s encoding goes through zarrdask's writer unchanged too
-    from_zarr_engine = xr.open_dataset(src, engine="zarr").isel(time=slice(0, 6))
+    from_zarr_engine = xr.open_dataset(src, engine="zarr", consolidated=False).isel(time=slice(0, 6))
     again = tmp_path / "again.zarr"
     from_zarr_engine.zarrdask.to_zarr(again, zarr_format=fmt)
     if fmt == 3:

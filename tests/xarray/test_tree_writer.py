@@ -45,9 +45,10 @@ def test_tree_round_trips_through_xarrays_engine(tmp_path, zarr_format, chunked,
     ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
     to_zarr(tree, ours, zarr_format=zarr_format, consolidated=consolidated)
     tree.to_zarr(theirs, zarr_format=zarr_format, consolidated=consolidated)
-    xr.testing.assert_identical(_open(ours), _open(theirs))
-    xr.testing.assert_identical(_open(ours), tree.compute())
-    xr.testing.assert_identical(xr.open_datatree(ours, engine="zarrdask").compute(), tree.compute())
+    opened = {} if consolidated is None else {"consolidated": consolidated}  # none written: none looked for
+    xr.testing.assert_identical(_open(ours, **opened), _open(theirs, **opened))
+    xr.testing.assert_identical(_open(ours, **opened), tree.compute())
+    xr.testing.assert_identical(xr.open_datatree(ours, engine="zarrdask", **opened).compute(), tree.compute())
     assert zarrdask.open_group(str(ours)).zarr_format == zarr_format
     if consolidated is False:
         with pytest.raises(zarrdask.errors.MetadataError, match="no consolidated metadata"):

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
+from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
-from ._common import CliError, emit_json, json_option, open_store, path_argument
+from ._common import emit_json, json_option, open_store, path_argument
 
 __all__ = ["consolidate"]
 
@@ -21,13 +22,8 @@ def consolidate(path: str, node: str, storage_options: tuple[str, ...], as_json:
     Calls zarrdask.consolidate_metadata, so readers can open the whole hierarchy
     with one read (useful on object stores and HTTP).
     """
-    import zarrdask  # looked up when the command runs: the command says so when the API lacks the function
-
-    func = getattr(zarrdask, "consolidate_metadata", None)
-    if func is None:
-        raise CliError("this version of zarrdask has no consolidate_metadata")
     store = open_store(path, storage_options, mode="r+")
-    result: Any = func(store, path=node)
+    result: Any = consolidate_metadata(store, path=node)
     members = _count_members(result)
     if as_json:
         emit_json({"path": "/" + node.strip("/"), "consolidated": True, "members": members})
