@@ -237,3 +237,27 @@ def test_same_requests_on_an_http_server(faulty_http):
             np.testing.assert_array_equal(b[selection], DATA[selection])
             logs.append(sorted((r.method, r.path, r.range or "") for r in faulty_http.log.requests))
         assert logs[0] == logs[1] and logs[0]
+
+
+# -- verify ---------------------------------------------------------------------------------
+def test_verify_reports_missing_chunks_when_strict(tmp_path):
+    from zarrdask.core.verify import verify_array, verify_hierarchy
+    from zarrdask.dask.verify import verify
+
+    from ..cli._util import run
+
+    path, _ = _sharded_with_empty_inner(tmp_path)  # shard c/1/1 lacks inner chunk (1, 0)
+    os.remove(path / "c/0/0")
+    a = zarrdask.open_array(path, mode="r")
+    assert verify_array(a) == []  # by default a missing chunk is the fill value
+    for problems in (verify_array(a, read_missing_chunks=False),
+                     verify_hierarchy(a, read_missing_chunks=False).problems,
+                     verify(a, read_missing_chunks=False).problems,
+                     verify_array(a.with_config({"read_missing_chunks": False}))):
+        found = sorted((p.key, p.inner, p.error) for p in problems)
+        # the edge shards' inner chunks past the array's end do not count
+        assert found == [("c/0/0", None, "ChunkNotFoundError"), ("c/1/1", ((1, 0),), "ChunkNotFoundError")]
+    assert run("verify", str(path)).exit_code == 0
+    result = run("verify", "--strict", str(path))
+    assert result.exit_code == 1
+    assert "c/0/0: ChunkNotFoundError" in result.output and "c/1/1 inner chunk (1, 0)" in result.output
