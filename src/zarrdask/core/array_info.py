@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..metadata.dtypes import display_name
-
-if TYPE_CHECKING:
-    from .array import Array
 
 __all__ = ["ArrayInfo"]
 
@@ -17,7 +14,7 @@ class ArrayInfo:
     labels are zarr-python's (``No. bytes``, ``Storage ratio``, …); ``zarrdask
     info`` on the command line uses the same ones."""
 
-    def __init__(self, array: Array) -> None:
+    def __init__(self, array: Any) -> None:  # a zarrdask.Array
         a = array
         self.items: dict[str, Any] = {
             "Name": a.name,

@@ -83,15 +83,14 @@ def read_block(source: Any, selection: Any, asarray: bool = False, lock: Any = N
 
 def _graph_source(source: Any, array: Array, inline_array: bool) -> Any:
     """What the graph holds: with ``inline_array=False`` the array object it was
-    given (a zarrdask or zarr-python ``Array``, as dask's graph holds it; the
-    zarrdask array with the graph's ``read_missing_chunks`` where that is not
-    a zarr-python array's default), else a small reader of ``array``."""
+    given (a zarrdask or zarr-python ``Array``, as dask's graph holds it) — for
+    strict reads, or a zarrdask ``Array`` of another ``read_missing_chunks``,
+    ``array``, which carries the graph's value — else a small reader of ``array``."""
     if inline_array:
         return BlockSource(array)
-    if isinstance(source, Array):
-        return array
-    if getattr(zarr_python_location(source), "node_type", None) == "array":
-        return source if array.read_missing_chunks else array
+    if isinstance(source, Array) or getattr(zarr_python_location(source), "node_type", None) == "array":
+        same = array.read_missing_chunks and (not isinstance(source, Array) or source.read_missing_chunks)
+        return source if same else array
     return BlockSource(array)
 
 
