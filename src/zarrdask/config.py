@@ -9,6 +9,17 @@ threads
     Threads the chunk engine decodes and encodes with.
 write_empty_chunks
     Store chunks equal to the fill value (False: skip them, delete stale ones).
+read_missing_chunks
+    Read a chunk that is not stored as the fill value, as Zarr says it is
+    (default True). False: strict reads — a read that needs a chunk the
+    store does not hold (for sharded arrays also an inner chunk whose index
+    entry is empty) raises :class:`~zarrdask.errors.ChunkNotFoundError`
+    naming the store, the array and every missing key; reads with every
+    chunk present cost the same requests. Arrays opened with
+    ``read_missing_chunks=`` use their own value (zarr-python 3's name for
+    both). The environment variable ``ZARRDASK_READ_MISSING_CHUNKS``
+    (``0``/``false``/``no`` or ``1``/``true``/``yes``) sets the initial value
+    (docs/guarantees.md, "Strict reads").
 coalesce_gap
     Sharding partial reads: byte ranges at most this many bytes apart are
     fetched as one request (0: only adjacent ranges). Requests to one batch run
@@ -61,6 +72,18 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+def _env_bool(name: str, default: bool) -> bool:
+    """A yes/no environment variable (unset or empty: ``default``)."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"environment variable {name}={value!r}: expected one of 1, true, yes, on, 0, false, no, off")
+
+
 _DEFAULTS: dict[str, Any] = {
     # the Zarr format of new arrays and groups when none is given
     "default_zarr_format": 3,
@@ -70,6 +93,8 @@ _DEFAULTS: dict[str, Any] = {
     "threads": int(os.environ.get("ZARRDASK_THREADS", "0")) or (os.cpu_count() or 1),
     # write chunks equal to the fill value (False: skip them, delete stale ones)
     "write_empty_chunks": False,
+    # read missing chunks as the fill value (False: strict reads, ChunkNotFoundError)
+    "read_missing_chunks": _env_bool("ZARRDASK_READ_MISSING_CHUNKS", True),
     # sharding partial reads: byte ranges at most this far apart are fetched as one
     "coalesce_gap": 16 << 10,
     # remote stores: requests in flight at once for one read or write
@@ -106,6 +131,7 @@ def _restore(old: dict[str, Any]) -> Iterator[None]:
 
 
 _POSITIVE_INT = ("max_chunk_bytes", "max_json_depth", "io_concurrency")
+_BOOL = ("read_missing_chunks",)
 
 
 def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
@@ -116,6 +142,8 @@ def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
             raise ValueError(f"zarrdask setting {name!r} must be a positive integer, found {value!r}")
         if name == "default_zarr_format" and (value not in (2, 3) or isinstance(value, bool)):
             raise ValueError(f"zarrdask setting 'default_zarr_format' must be 2 or 3, found {value!r}")
+        if name in _BOOL and not isinstance(value, bool):
+            raise ValueError(f"zarrdask setting {name!r} must be True or False, found {value!r}")
         if name == "url_store" and value not in URL_STORES:
             raise ValueError(f"zarrdask setting 'url_store' must be one of {URL_STORES}, found {value!r}")
     old = dict(_settings)

@@ -34,6 +34,7 @@ __all__ = [
     "ContainsGroupError",
     "NodeConflictError",
     "CorruptChunkError",
+    "ChunkNotFoundError",
     "ChecksumError",
     "SelectionError",
     "BoundsCheckError",
@@ -169,6 +170,26 @@ class NodeConflictError(NodeExistsError):
 
 class CorruptChunkError(ZarrdaskError, ValueError):
     """A stored chunk (or shard) could not be decoded into what the metadata says."""
+
+
+class ChunkNotFoundError(ZarrdaskError, ValueError):
+    """A read with ``read_missing_chunks=False`` touched chunks that are not
+    stored (zarr-python 3's name; a ``ValueError``, as there).
+
+    The message names the store, the array's path and the missing chunks'
+    keys. ``missing`` lists each one as ``(key, inner)``: ``inner`` is
+    ``None`` for a chunk or shard missing as a whole, else the grid position of
+    an inner chunk whose shard index entry is empty; ``keys`` the distinct keys.
+    """
+
+    def __init__(self, message: str, missing: "tuple[tuple[str, tuple[int, ...] | None], ...] | list" = ()) -> None:
+        super().__init__(message)
+        self.missing = tuple(missing)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The store keys of the missing chunks (shards, for inner chunks), each once."""
+        return tuple(dict.fromkeys(key for key, _ in self.missing))
 
 
 class ChecksumError(CorruptChunkError):

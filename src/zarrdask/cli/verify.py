@@ -30,6 +30,13 @@ __all__ = ["verify"]
     show_default=True,
     help="About how many MiB of decoded data one dask task checks (a larger shard is a task of its own).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    default=False,
+    help="Also report every chunk of the grid that is not stored, and every empty inner chunk of a shard "
+    "within the array (strict reads, read_missing_chunks=False), instead of taking them as the fill value.",
+)
 @progress_option
 @json_option
 def verify(
@@ -38,6 +45,7 @@ def verify(
     storage_options: tuple[str, ...],
     workers: int | None,
     batch_mib: float,
+    strict: bool,
     progress: bool | None,
     as_json: bool,
 ) -> None:
@@ -47,14 +55,15 @@ def verify(
     Shards are checked inner chunk by inner chunk, after their index and its
     checksum. Each problem is printed on its own line: the store key (and the
     inner chunk for shards), the error and its message. Exits with status 1 when
-    there is any.
+    there is any. With --strict, a chunk that is not stored is a problem too.
     """
     obj = open_node(path, node, storage_options)
     kwargs = {"scheduler": "threads"}
     if workers is not None:
         kwargs["num_workers"] = workers
     with progress_bar(show_progress(progress)):
-        report = verify_chunks(obj, batch_bytes=max(1, int(batch_mib * (1 << 20))), **kwargs)
+        report = verify_chunks(obj, batch_bytes=max(1, int(batch_mib * (1 << 20))),
+                               read_missing_chunks=False if strict else None, **kwargs)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -134,6 +134,10 @@ class ChunkSpec:
     ``order`` is the memory layout of the decoded chunk: always ``"C"`` in v3,
     the array's ``order`` in v2. ``write_empty``: store chunks (and inner chunks
     of shards) that equal the fill value everywhere; otherwise they are left out.
+    ``read_missing``: an inner chunk a shard does not hold (an empty index
+    entry) reads as the fill value; otherwise a codec holding inner chunks
+    (``sharding_indexed``) raises :class:`~zarrdask.errors.ChunkNotFoundError`
+    listing them (strict reads, the array option ``read_missing_chunks``).
     """
 
     shape: tuple[int, ...]
@@ -141,13 +145,14 @@ class ChunkSpec:
     fill_value: Any
     order: str = "C"
     write_empty: bool = False
+    read_missing: bool = True
 
     @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
 
     def with_shape(self, shape: tuple[int, ...]) -> "ChunkSpec":
-        return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty)
+        return ChunkSpec(tuple(shape), self.dtype, self.fill_value, self.order, self.write_empty, self.read_missing)
 
 
 #: the former names of the codec verbs (deprecated aliases of the new ones)

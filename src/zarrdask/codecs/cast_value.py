@@ -511,7 +511,7 @@ class CastValueCodec(ArrayArrayCodec):
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         fill = self._encoded_fill(spec, self._source(spec))
-        return ChunkSpec(spec.shape, self.target.dtype, fill, spec.order, spec.write_empty)
+        return ChunkSpec(spec.shape, self.target.dtype, fill, spec.order, spec.write_empty, spec.read_missing)
 
     # -- encode / decode ---------------------------------------------------------
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:

@@ -349,7 +349,8 @@ class NumcodecsArrayArrayCodec(NumcodecsCodec, ArrayArrayCodec):
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
         shape, dtype = self._encoded(spec)
-        return ChunkSpec(shape, dtype, _fill_as(spec.fill_value, spec.dtype, dtype), spec.order)
+        return ChunkSpec(shape, dtype, _fill_as(spec.fill_value, spec.dtype, dtype), spec.order,
+                         read_missing=spec.read_missing)
 
     def validate(self, spec: ChunkSpec) -> None:
         field = self.dtype_field

@@ -290,7 +290,7 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         self._encoded_fill(spec)
 
     def encoded_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec(spec.shape, spec.dtype, self._encoded_fill(spec), spec.order, spec.write_empty)
+        return ChunkSpec(spec.shape, spec.dtype, self._encoded_fill(spec), spec.order, spec.write_empty, spec.read_missing)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         return self._bind(spec.dtype).encode(np.asarray(chunk, dtype=spec.dtype))

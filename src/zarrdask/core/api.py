@@ -52,26 +52,33 @@ def open_array(
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool | None = None,
+    read_missing_chunks: bool | None = None,
     **kwargs: Any,
 ) -> Array:
-    """Open an array (creating it with ``**kwargs`` for modes ``"a"``, ``"w"``, ``"w-"``)."""
+    """Open an array (creating it with ``**kwargs`` for modes ``"a"``, ``"w"``, ``"w-"``).
+
+    ``write_empty_chunks`` and ``read_missing_chunks`` (``False``: strict
+    reads, :class:`~zarrdask.errors.ChunkNotFoundError` for a missing chunk)
+    are the array's own run-time options; ``None``: the ``zarrdask.config``
+    setting of the same name."""
     _check_mode(mode)
     store, path = resolve_store(store, name if name is not None else path, mode, storage_options)
     if mode in ("w", "w-"):
         return create_array(
             store, path=path, overwrite=mode == "w", zarr_format=new_node_format(zarr_format),
             write_empty_chunks=write_empty_chunks, **kwargs,
-        )
+        ).with_config({"read_missing_chunks": read_missing_chunks})
     node = read_node(store, path, zarr_format)
     if node is None:
         if mode == "a" and "shape" in kwargs:
             return create_array(
                 store, path=path, zarr_format=new_node_format(zarr_format), write_empty_chunks=write_empty_chunks, **kwargs
-            )
+            ).with_config({"read_missing_chunks": read_missing_chunks})
         raise not_found(ArrayNotFoundError, store, path, "array")
     if node.node_type != "array":
         raise ArrayNotFoundError(f"path {node_name(path)!r} in {store!r} holds a group, not an array")
-    return Array._from_node(store, node, read_only=mode == "r", write_empty_chunks=write_empty_chunks)
+    return Array._from_node(store, node, read_only=mode == "r", write_empty_chunks=write_empty_chunks,
+                            read_missing_chunks=read_missing_chunks)
 
 
 
@@ -148,13 +155,18 @@ def open(  # noqa: A001 - zarr-python's name
 ) -> Array | Group:
     """Open whatever node is at ``path``: an array or a group. When nothing is
     there, modes ``"a"``/``"w"``/``"w-"`` create an array if ``shape`` is given,
-    otherwise a group."""
+    otherwise a group. ``read_missing_chunks`` (and ``write_empty_chunks``)
+    apply when the node is an array, as in :func:`open_array`."""
     _check_mode(mode)
     store, path = resolve_store(store, path, mode, storage_options)
     if mode in ("r", "r+", "a"):
         consolidated = kwargs.get("consolidated")
         node = read_node(store, path, zarr_format, consolidated=consolidated is not False)
         if node is not None and not (consolidated and node.node_type == "group" and node.consolidated is None):
+            if node.node_type == "array":
+                return Array._from_node(store, node, read_only=mode == "r",
+                                        write_empty_chunks=kwargs.get("write_empty_chunks"),
+                                        read_missing_chunks=kwargs.get("read_missing_chunks"))
             return node_from_docs(store, node, read_only=mode == "r")
         if node is not None:  # consolidated=True, but there is none: open_group says so
             return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
@@ -163,4 +175,5 @@ def open(  # noqa: A001 - zarr-python's name
     if "shape" in kwargs:
         kwargs.pop("consolidated", None)
         return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
+    kwargs.pop("read_missing_chunks", None)  # an array's option: a group has none
     return open_group(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)

@@ -29,6 +29,7 @@ from ..storage.abc import Store
 from .._pool import thread_map
 from . import engine
 from .layout import ArrayLayout, resolve
+from .array_info import ArrayInfo
 from .nodes import ZARRAY, Node, NodeDocs
 from .options import EngineOptions
 
@@ -85,10 +86,12 @@ class Array(Node):
         *,
         read_only: bool = False,
         write_empty_chunks: bool | None = None,
+        read_missing_chunks: bool | None = None,
         codecs: Any = None,
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
+        self._read_missing_chunks = read_missing_chunks
         self._codecs = None if codecs is None else tuple(codecs)
         self.layout  # resolve now: a bad codec configuration fails at open
 
@@ -111,7 +114,22 @@ class Array(Node):
         along when the array is pickled (dask); re-opening the array from the
         store builds its codecs from the metadata again."""
         return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
-                     write_empty_chunks=self._write_empty_chunks, codecs=codecs)
+                     write_empty_chunks=self._write_empty_chunks, read_missing_chunks=self._read_missing_chunks,
+                     codecs=codecs)
+
+    def with_config(self, config: Any) -> "Array":
+        """This array (same store, path, metadata, codecs) with other run-time
+        options, as zarr-python's ``Array.with_config``: a mapping of
+        ``write_empty_chunks`` and ``read_missing_chunks`` (``None``: the
+        ``zarrdask.config`` setting). Options not given keep their value."""
+        unknown = sorted(set(config) - {"write_empty_chunks", "read_missing_chunks"})
+        if unknown:
+            raise ValueError(f"Array.with_config: unknown option(s) {unknown}; known: "
+                             "['read_missing_chunks', 'write_empty_chunks']")
+        return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
+                     write_empty_chunks=config.get("write_empty_chunks", self._write_empty_chunks),
+                     read_missing_chunks=config.get("read_missing_chunks", self._read_missing_chunks),
+                     codecs=self._codecs)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -226,6 +244,17 @@ class Array(Node):
         return self._write_empty_chunks
 
     @property
+    def read_missing_chunks(self) -> bool:
+        """Whether a chunk that is not stored (for sharded arrays also an inner
+        chunk with an empty index entry) reads as the fill value; ``False``:
+        reads needing one raise :class:`~zarrdask.errors.ChunkNotFoundError`
+        (docs/guarantees.md, "Strict reads"). Opened with ``None``: the
+        setting ``read_missing_chunks``, looked at on every read."""
+        if self._read_missing_chunks is None:
+            return bool(config.get("read_missing_chunks"))
+        return self._read_missing_chunks
+
+    @property
     def _codec(self) -> Any:
         return self.layout.codec
 
@@ -315,7 +344,7 @@ class Array(Node):
         """Read integers, slices and ``...`` (as numpy basic indexing reads them);
         ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the read."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
-        result = engine.read(self._store, self.layout, indexer, out, options)
+        result = engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_orthogonal_selection(
@@ -324,7 +353,7 @@ class Array(Node):
         """Read the outer product of per-dimension selections, as zarr-python's
         ``oindex``; ``options`` as for :meth:`get_basic_selection`."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
-        result = engine.read(self._store, self.layout, indexer, out, options)
+        result = engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_coordinate_selection(
@@ -372,7 +401,7 @@ class Array(Node):
         array([11, 44, 90], dtype=int32)
         """
         indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options)
+        return engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
 
     def get_mask_selection(
         self, mask: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
@@ -406,7 +435,7 @@ class Array(Node):
         array([ 0,  5, 10, 15], dtype=int32)
         """
         indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options)
+        return engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
 
     def _get_points(self, selection: Any) -> np.ndarray:
         selection = _materialise(selection)
@@ -738,6 +767,7 @@ class Array(Node):
             "attributes": self._attrs.asdict(),
             "read_only": self._read_only,
             "write_empty_chunks": self._write_empty_chunks,
+            "read_missing_chunks": self._read_missing_chunks,
             "codecs": self._codecs,
         }
 
@@ -749,47 +779,6 @@ class Array(Node):
             state["attributes"],
             read_only=state["read_only"],
             write_empty_chunks=state["write_empty_chunks"],
+            read_missing_chunks=state.get("read_missing_chunks"),
             codecs=state.get("codecs"),
         )
-
-
-class ArrayInfo:
-    """A summary of an array (``Array.info``); ``repr`` prints it as a table. Its
-    labels are zarr-python's (``No. bytes``, ``Storage ratio``, …); ``zarrdask
-    info`` on the command line uses the same ones."""
-
-    def __init__(self, array: Array) -> None:
-        a = array
-        self.items: dict[str, Any] = {
-            "Name": a.name,
-            "Type": "Array",
-            "Zarr format": a.zarr_format,
-            "Data type": display_name(a.dtype, a.zarr_format),
-            "Shape": a.shape,
-            **({"Chunk grid": a.chunk_grid} if a.chunk_grid != "regular" else {}),
-            "Chunk shape": a.chunks,
-            "Shard shape": a.shards,
-            "Order": a.order,
-            "Read-only": a.read_only,
-            "Store type": type(a.store).__name__,
-            "Filters": a.filters,
-            "Serializer": a.serializer,
-            "Compressors": a.compressors,
-            "Fill value": a.fill_value,
-            "No. bytes": a.nbytes,
-            "No. chunks": a.nchunks,
-        }
-        if a.store.listable:
-            self.items["Chunks initialized"] = f"{a.nchunks_initialized:,} of {a.nchunks:,}"
-            stored = a.nbytes_stored
-            self.items["No. bytes stored"] = stored
-            if stored:
-                self.items["Storage ratio"] = round(a.nbytes / stored, 2)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.items[key]
-
-    def __repr__(self) -> str:
-        width = max(map(len, self.items))
-        return "\n".join(f"{k:<{width}} : {v}" for k, v in self.items.items())
-

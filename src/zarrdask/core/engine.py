@@ -22,7 +22,13 @@ read):
   chunk's step in one batch (:mod:`zarrdask.core.consistent`).
 
 Missing chunks are filled with the fill value (Zarr v2 spec "Chunks": an
-uninitialised chunk reads as the fill value; zarr-specs v3 core the same).
+uninitialised chunk reads as the fill value; zarr-specs v3 core the same) —
+unless the read is strict (``read_missing_chunks=False``,
+:mod:`zarrdask.core.missing`): then every chunk the read needed and found
+missing (a fetch returning nothing, a shard index entry that is empty) is
+noted while the read goes on, and one
+:class:`~zarrdask.errors.ChunkNotFoundError` names them all. Strictness only
+changes what happens after a fetch: no request is added.
 
 Write path: chunks the selection covers completely are encoded without being
 read (stores declaring ``background_uploads``: each handed over as it is
@@ -55,13 +61,14 @@ from .._pool import Pipeline, io_limit, pool_threads, run_inline, thread_map
 from ..codecs.abc import ChunkSpec, PartialDecode, is_fill, update_chunk
 from ..codecs.buffers import scratch_array
 from ..codecs.vlen import coerce_vlen
-from ..errors import SelectionError, ValueChangedError
+from ..errors import ChunkNotFoundError, SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
 from ..indexing.span import ElementSpan
 from ..storage.abc import Store
 from ..storage.capabilities import BACKGROUND_UPLOADS, CONDITIONAL_WRITES, IN_PLACE_READS, STREAMING
 from .consistent import read_consistently_many
 from .layout import ArrayLayout
+from .missing import Missing
 from .options import DEFAULT, EngineOptions
 
 T = TypeVar("T")
@@ -91,6 +98,8 @@ def read(
     indexer: ChunkIndexer,
     out: np.ndarray | None = None,
     options: EngineOptions | None = None,
+    *,
+    read_missing_chunks: bool = True,
 ) -> np.ndarray:
     """Read ``indexer``'s selection of the array into ``out`` (allocated if None).
 
@@ -101,23 +110,33 @@ def read(
     index, then only the inner chunks needed; uncompressed chunks: the span of
     elements needed). ``options`` (:class:`EngineOptions`) says how the read
     runs: threads, one chunk per store call, requests in flight.
+    ``read_missing_chunks=False``: a chunk the read needs that is not stored
+    (for sharded arrays also an inner chunk with an empty index entry) raises
+    :class:`~zarrdask.errors.ChunkNotFoundError` naming every one, instead of
+    reading as the fill value.
     """
     options = options or DEFAULT
     if options.serial:  # in this thread, with everything the codecs and the store fan out
-        return run_inline(_read, store, layout, indexer, out, options)
-    return _read(store, layout, indexer, out, options)
+        return run_inline(_read, store, layout, indexer, out, options, read_missing_chunks)
+    return _read(store, layout, indexer, out, options, read_missing_chunks)
 
 
 def _read(
-    store: Store, layout: ArrayLayout, indexer: ChunkIndexer, out: np.ndarray | None, options: EngineOptions
+    store: Store, layout: ArrayLayout, indexer: ChunkIndexer, out: np.ndarray | None, options: EngineOptions,
+    read_missing_chunks: bool = True,
 ) -> np.ndarray:
     if out is None:
         # aligned: chunks read straight into it are copied by the kernel
         out = aligned_empty(indexer.out_shape, layout.dtype)
-    reads = _Reads(store, layout, out, options)
+    reads = _Reads(store, layout, out, options, read_missing_chunks)
     whole, parts = reads.route(indexer)
-    reads.whole_chunks(whole)
-    reads.partial_chunks(parts)
+    try:
+        reads.whole_chunks(whole)
+        reads.partial_chunks(parts)
+    except ChunkNotFoundError as e:  # from below the engine (a nested shard): name the store and the array
+        raise Missing.named(store, layout, e) from None
+    if reads.missing is not None:
+        reads.missing.raise_if_any(store)
     return out
 
 
@@ -138,8 +157,12 @@ class _Reads:
     its steps — :meth:`route`, then :meth:`whole_chunks` and
     :meth:`partial_chunks`."""
 
-    def __init__(self, store: Store, layout: ArrayLayout, out: np.ndarray, options: EngineOptions) -> None:
+    def __init__(
+        self, store: Store, layout: ArrayLayout, out: np.ndarray, options: EngineOptions, read_missing: bool = True
+    ) -> None:
         self.store, self.layout, self.out, self.options = store, layout, out, options
+        #: a strict read: the missing chunks found (``None``: they read as the fill value)
+        self.missing = None if read_missing else Missing(layout)
         self.codec = layout.codec
         self.fill = layout.fill_value
         self.threads = options.threads
@@ -158,6 +181,8 @@ class _Reads:
         codec gives for them."""
         whole, parts = [], []
         spec = self.layout.chunk_spec
+        if self.missing is not None:  # codecs holding inner chunks (shards) report empty ones
+            spec = replace(spec, read_missing=False)
         for proj in indexer:
             chunk = _chunk(self.layout, spec, proj)
             steps = None if proj.is_complete else self._steps(chunk)
@@ -258,17 +283,35 @@ class _Reads:
             return False
         done = self.in_place.read_into(key, view)
         if done is False:  # missing
-            self.out[proj.out_selection] = self.fill
+            self._fill(chunk)
         return done is not None
 
+    def _fill(self, chunk: _Chunk) -> None:
+        """A chunk the store does not hold: the fill value, or noted as missing (strict reads)."""
+        if self.missing is not None:
+            self.missing.add(chunk.key)
+        else:
+            self.out[chunk.proj.out_selection] = self.fill
+
     def _decode(self, item: tuple[_Chunk, Any]) -> None:
-        """Decode one fetched chunk into its place in the output."""
+        """Decode one fetched chunk into its place in the output (strict
+        reads: a shard's empty inner chunks the read needs noted as missing)."""
         chunk, data = item
+        if data is None:
+            self._fill(chunk)
+            return
+        if self.missing is None:
+            self._decode_chunk(chunk, data)
+            return
+        try:
+            self._decode_chunk(chunk, data)
+        except ChunkNotFoundError as e:
+            if not self.missing.add_inner(chunk.proj, chunk.spec.shape, e):  # only ones the read does not need
+                self._decode_chunk(chunk._replace(spec=replace(chunk.spec, read_missing=True)), data)
+
+    def _decode_chunk(self, chunk: _Chunk, data: Any) -> None:
         proj, key, spec = chunk
         out = self.out
-        if data is None:
-            out[proj.out_selection] = self.fill
-            return
         if not proj.is_complete and self._decode_span(chunk, data):
             return
         view = _out_view(out, proj, spec.shape)
@@ -328,7 +371,9 @@ class _Reads:
         found = read_consistently_many(self.store, [c.key for c in chunks], steps_of, self.options)
         for chunk, part in zip(chunks, found):
             if part is None:
-                self.out[chunk.proj.out_selection] = self.fill
+                self._fill(chunk)
+            elif isinstance(part, ChunkNotFoundError):  # a strict read's part needing empty inner chunks
+                self.missing.add_inner(chunk.proj, chunk.spec.shape, part)  # type: ignore[union-attr]
             elif not (isinstance(part, np.ndarray) and np.may_share_memory(part, self.out)):  # not decoded in place
                 self.out[chunk.proj.out_selection] = part
 

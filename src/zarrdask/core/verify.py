@@ -13,6 +13,13 @@ one corrupt inner chunk is reported with its coordinates inside the shard and
 does not hide the others. Nested shards are checked the same way, one level
 down.
 
+Strict verification (``read_missing_chunks=False``, the array option of
+strict reads, docs/guarantees.md "Strict reads"; ``zarrdask verify --strict``)
+also reports every chunk of the grid that is not stored, and every empty inner
+chunk of a stored shard that lies within the array, as a problem
+(``ChunkNotFoundError``): the keys checked are then the whole grid, not the
+listing. By default a missing chunk reads as the fill value and is no problem.
+
 Every finding is a :class:`Problem` naming the node, the store key, the inner
 chunk (for shards) and the error; nothing raises for corrupt data.
 :func:`verify_hierarchy` walks a group, reporting metadata documents that cannot
@@ -44,7 +51,7 @@ from ..chunking import grid_for
 from ..codecs.abc import ChunkSpec
 from ..codecs.chain import CodecChain
 from ..codecs.sharding import ShardingCodec
-from ..errors import CorruptChunkError
+from ..errors import ChunkNotFoundError, CorruptChunkError
 from ..storage.abc import Store
 from ..storage.keys import join_path
 from .array import Array
@@ -60,6 +67,7 @@ __all__ = [
     "verify_array",
     "verify_hierarchy",
     "verify_keys",
+    "with_strictness",
 ]
 
 
@@ -145,8 +153,10 @@ def _problem(path: str, key: str, exc: BaseException, inner: Any = None) -> Prob
 def stored_chunk_keys(array: Array) -> list[str]:
     """The keys of the array's stored chunks (shards, for sharded arrays).
 
-    From a store that cannot list its keys (HTTP), every key of the chunk grid:
-    those that are missing are skipped when they are fetched.
+    From a store that cannot list its keys (HTTP), and for an array whose
+    ``read_missing_chunks`` is false (strict verification: a missing key is a
+    problem), every key of the chunk grid: those that are missing are found
+    when they are fetched.
 
     Parameters
     ----------
@@ -157,7 +167,7 @@ def stored_chunk_keys(array: Array) -> list[str]:
     -------
     list of str
     """
-    if array.store.listable:
+    if array.store.listable and array.read_missing_chunks:
         return sorted(array.stored_keys())
     layout = array.layout
     return [layout.chunk_key(c) for c in grid_for(array.shape, array.unit_grid).all_chunk_coords()]
@@ -165,9 +175,12 @@ def stored_chunk_keys(array: Array) -> list[str]:
 
 # -- decoding one stored value ----------------------------------------------------
 def _check_shard(
-    codec: ShardingCodec, data: Any, spec: ChunkSpec, path: str, key: str, outer: tuple
+    codec: ShardingCodec, data: Any, spec: ChunkSpec, path: str, key: str, outer: tuple,
+    extent: tuple[int, ...] | None = None,
 ) -> list[Problem]:
-    """Check one shard's bytes: index, entries, then every inner chunk on its own."""
+    """Check one shard's bytes: index, entries, then every inner chunk on its own;
+    with ``extent`` (strict: the shard's elements within the array, per
+    dimension), its empty inner chunks within it are problems too."""
     mv = memoryview(data).cast("B")
     n = len(mv)
     problems: list[Problem] = []
@@ -184,6 +197,8 @@ def _check_shard(
     inner_spec = codec._inner_spec(spec)
     flat, empty = index.flat(), index.is_empty()
     todo: list[tuple[tuple[int, ...], int, int]] = []
+    if extent is not None:
+        problems.extend(_empty_inner(codec, chunks_per_shard, np.flatnonzero(empty), extent, path, key, outer))
     for i in np.flatnonzero(~empty):
         coords = tuple(int(c) for c in np.unravel_index(int(i), chunks_per_shard))
         off, nbytes = int(flat[i, 0]), int(flat[i, 1])
@@ -206,18 +221,36 @@ def _check_shard(
     return problems
 
 
+def _empty_inner(codec: ShardingCodec, chunks_per_shard: tuple[int, ...], empty: Any, extent: tuple[int, ...],
+                 path: str, key: str, outer: tuple) -> list[Problem]:
+    """The empty inner chunks (flat ids ``empty``) that start within ``extent``, as problems."""
+    problems = []
+    for i in empty:
+        coords = tuple(int(c) for c in np.unravel_index(int(i), chunks_per_shard))
+        if all(c * n < e for c, n, e in zip(coords, codec.chunk_shape, extent)):
+            err = ChunkNotFoundError(f"shard {key!r}: inner chunk {list(coords)} is not stored (an empty "
+                                     "index entry; read_missing_chunks=False)")
+            problems.append(_problem(path, key, err, (*outer, coords)))
+    return problems
+
+
 def _check_value(
-    codec: Any, data: Any, spec: ChunkSpec, path: str, key: str, outer: tuple = ()
+    codec: Any, data: Any, spec: ChunkSpec, path: str, key: str, outer: tuple = (),
+    extent: tuple[int, ...] | None = None,
 ) -> list[Problem]:
-    """Decode one stored value (a chunk, a shard, or an inner chunk of a shard)."""
+    """Decode one stored value (a chunk, a shard, or an inner chunk of a shard);
+    ``extent``: see :func:`_check_shard` (array→array codecs before the shard:
+    every empty inner chunk counts)."""
     if isinstance(codec, CodecChain) and isinstance(codec.array_bytes, ShardingCodec):
         shard_spec = codec.encoded_spec(spec)
+        if extent is not None and codec.array_array:
+            extent = shard_spec.shape
         try:
             # bytes→bytes codecs after the shard apply to the shard as a whole
             shard = codec._decode_bytes(data, shard_spec, key, 0)
         except Exception as e:  # noqa: BLE001 - every failure is a finding
             return [_problem(path, key, e, outer or None)]
-        problems = _check_shard(codec.array_bytes, shard, shard_spec, path, key, outer)
+        problems = _check_shard(codec.array_bytes, shard, shard_spec, path, key, outer, extent)
         if problems or not codec.array_array:
             return problems
         # array→array codecs before the shard: they can only be checked on the whole
@@ -232,7 +265,10 @@ def verify_keys(array: Array, keys: Sequence[str]) -> tuple[list[Problem], int]:
     """Fetch the stored values of ``keys`` in one store call and check each.
 
     Keys that are missing when fetched are skipped (a chunk never written reads
-    as the fill value, which is not a problem).
+    as the fill value, which is not a problem) — unless the array's
+    ``read_missing_chunks`` is false: then each is a problem
+    (``ChunkNotFoundError``), and so is every empty inner chunk of a shard
+    within the array.
 
     Parameters
     ----------
@@ -256,18 +292,35 @@ def verify_keys(array: Array, keys: Sequence[str]) -> tuple[list[Problem], int]:
     except Exception as e:  # noqa: BLE001 - a failing fetch is a finding too
         return [_problem(path, k, e) for k in keys], 0
 
+    strict = not array.read_missing_chunks
+
     def check(i: int) -> list[Problem]:
         data = values[i]
         if data is None:
-            return []
-        spec_i = spec
-        if not layout.regular:  # a rectilinear grid: the chunk's own shape
-            coords = layout.key_encoding.decode(keys[i][len(layout.prefix):])
-            spec_i = layout.spec_at(spec, coords) if coords is not None else spec
-        return _check_value(layout.codec, data, spec_i, path, keys[i])
+            return [_problem(path, keys[i], _not_stored(keys[i]))] if strict else []
+        spec_i, extent = spec, None
+        coords = layout.key_encoding.decode(keys[i][len(layout.prefix):])
+        if not layout.regular and coords is not None:  # a rectilinear grid: the chunk's own shape
+            spec_i = layout.spec_at(spec, coords)
+        if strict and coords is not None:  # the chunk's elements within the array
+            extent = tuple(max(0, min(r.stop, n) - r.start)
+                           for r, n in zip(layout.grid.chunk_region(coords), array.shape))
+        return _check_value(layout.codec, data, spec_i, path, keys[i], extent=extent)
 
     problems = [p for found in thread_map(check, range(len(keys))) for p in found]
     return problems, sum(v is not None for v in values)
+
+
+def _not_stored(key: str) -> ChunkNotFoundError:
+    return ChunkNotFoundError(f"chunk {key!r} is not stored (read_missing_chunks=False: a missing chunk is a "
+                              "problem, not the fill value)", [(key, None)])
+
+
+def with_strictness(arrays: list[Array], read_missing_chunks: bool | None) -> list[Array]:
+    """``arrays`` with ``read_missing_chunks`` set (``None``: as they are)."""
+    if read_missing_chunks is None:
+        return arrays
+    return [a.with_config({"read_missing_chunks": read_missing_chunks}) for a in arrays]
 
 
 def key_batches(array: Array, keys: Sequence[str], batch_bytes: int = 8 << 20) -> list[list[str]]:
@@ -279,7 +332,8 @@ def key_batches(array: Array, keys: Sequence[str], batch_bytes: int = 8 << 20) -
     return [list(keys[i : i + per]) for i in range(0, len(keys), per)]
 
 
-def verify_array(array: Array, *, batch_bytes: int = 8 << 20) -> list[Problem]:
+def verify_array(array: Array, *, batch_bytes: int = 8 << 20,
+                 read_missing_chunks: bool | None = None) -> list[Problem]:
     """Decode every stored chunk (or shard, inner chunk by inner chunk) of ``array``.
 
     Parameters
@@ -288,6 +342,10 @@ def verify_array(array: Array, *, batch_bytes: int = 8 << 20) -> list[Problem]:
         The array to check.
     batch_bytes : int, default 8 MiB
         About how many decoded bytes to fetch with one store call.
+    read_missing_chunks : bool, optional
+        ``False``: strict — every chunk of the grid that is not stored, and
+        every empty inner chunk within the array, is a problem. ``None``: the
+        array's own option (by default the ``zarrdask.config`` setting).
 
     Returns
     -------
@@ -299,6 +357,7 @@ def verify_array(array: Array, *, batch_bytes: int = 8 << 20) -> list[Problem]:
     zarrdask.dask.verify.verify : the same checks as a dask graph.
     """
     problems: list[Problem] = []
+    array = with_strictness([array], read_missing_chunks)[0]
     for batch in key_batches(array, stored_chunk_keys(array), batch_bytes):
         problems.extend(verify_keys(array, batch)[0])
     return problems
@@ -359,7 +418,8 @@ def collect_arrays(node: Array | Group) -> tuple[list[Array], list[Problem]]:
     return arrays, problems
 
 
-def verify_hierarchy(node: Array | Group, *, batch_bytes: int = 8 << 20) -> VerifyReport:
+def verify_hierarchy(node: Array | Group, *, batch_bytes: int = 8 << 20,
+                     read_missing_chunks: bool | None = None) -> VerifyReport:
     """Verify an array, or every array in and below a group, in this process.
 
     Parameters
@@ -368,12 +428,15 @@ def verify_hierarchy(node: Array | Group, *, batch_bytes: int = 8 << 20) -> Veri
         What to check.
     batch_bytes : int, default 8 MiB
         About how many decoded bytes to fetch with one store call.
+    read_missing_chunks : bool, optional
+        As for :func:`verify_array`.
 
     Returns
     -------
     VerifyReport
     """
     arrays, problems = collect_arrays(node)
+    arrays = with_strictness(arrays, read_missing_chunks)
     report = VerifyReport(arrays=[a.name for a in arrays], problems=problems)
     for array in arrays:
         keys = stored_chunk_keys(array)

@@ -83,11 +83,14 @@ def read_block(source: Any, selection: Any, asarray: bool = False, lock: Any = N
 
 def _graph_source(source: Any, array: Array, inline_array: bool) -> Any:
     """What the graph holds: with ``inline_array=False`` the array object it was
-    given (a zarrdask or zarr-python ``Array``, as dask's graph holds it), else
-    a small reader of ``array``."""
-    if not inline_array and (isinstance(source, Array) or getattr(zarr_python_location(source), "node_type", None)
-                             == "array"):
-        return source
+    given (a zarrdask or zarr-python ``Array``, as dask's graph holds it) — for
+    strict reads, or a zarrdask ``Array`` of another ``read_missing_chunks``,
+    ``array``, which carries the graph's value — else a small reader of ``array``."""
+    if inline_array:
+        return BlockSource(array)
+    if isinstance(source, Array) or getattr(zarr_python_location(source), "node_type", None) == "array":
+        same = array.read_missing_chunks and (not isinstance(source, Array) or source.read_missing_chunks)
+        return source if same else array
     return BlockSource(array)
 
 
@@ -109,6 +112,7 @@ def from_zarr(
     storage_options: dict[str, Any] | None = None,
     name: str | None = None,
     inline_array: bool = True,
+    read_missing_chunks: bool | None = None,
 ) -> da.Array:
     """A dask array reading a Zarr array.
 
@@ -137,16 +141,26 @@ def from_zarr(
         zarr-python ``Array`` given (read through zarrdask's engine all the
         same), or a reader of the array a path or store names. dask's own
         ``from_zarr`` defaults to ``False``.
+    read_missing_chunks
+        ``False``: strict reads — a task needing a chunk that is not stored
+        (or a shard's inner chunk with an empty index entry) raises
+        :class:`~zarrdask.errors.ChunkNotFoundError` at ``compute()``.
+        ``None`` (default): the array's own option, else the
+        ``zarrdask.config`` setting as it is when the graph is built; either
+        way the graph carries the value, so workers in other processes read
+        as this process would.
 
     Returns
     -------
     dask.array.Array
     """
     array = open_source(source, path, storage_options)
+    strict = array.read_missing_chunks if read_missing_chunks is None else bool(read_missing_chunks)
+    array = array.with_config({"read_missing_chunks": strict})  # the graph's own value, whatever the workers' config
     if chunks is None:
         chunks = array.shards or array.chunks
     if name is None:
-        name = "zarrdask-from-zarr-" + tokenize(array, chunks, inline_array)
+        name = "zarrdask-from-zarr-" + tokenize(array, chunks, inline_array, *(() if strict else ("strict",)))
     return da.from_array(
         _graph_source(source, array, inline_array),
         chunks=chunks,

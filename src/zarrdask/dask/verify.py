@@ -35,6 +35,7 @@ from ..core.verify import (
     key_batches,
     stored_chunk_keys,
     verify_keys,
+    with_strictness,
 )
 
 __all__ = ["verify", "verify_tasks"]
@@ -46,7 +47,7 @@ def _check_batch(array: Array, keys: list[str]) -> tuple[list[Problem], int]:
 
 
 def verify_tasks(
-    node: Array | Group, *, batch_bytes: int = 8 << 20
+    node: Array | Group, *, batch_bytes: int = 8 << 20, read_missing_chunks: bool | None = None
 ) -> tuple[list[Any], list[str], list[Problem]]:
     """The dask tasks that verify ``node``, one per batch of stored keys.
 
@@ -59,6 +60,10 @@ def verify_tasks(
         An array, or a group: every array in and below it.
     batch_bytes : int, default 8 MiB
         About how many decoded bytes one task checks.
+    read_missing_chunks : bool, optional
+        ``False``: strict — chunks of the grid that are not stored and empty
+        inner chunks within the array are problems (the tasks then cover the
+        whole grid); ``None``: each array's own option.
 
     Returns
     -------
@@ -70,16 +75,18 @@ def verify_tasks(
         Members whose metadata could not be read (found while walking the group).
     """
     arrays, problems = collect_arrays(node)
+    arrays = with_strictness(arrays, read_missing_chunks)
     tasks = []
     check = dask.delayed(_check_batch, pure=True)
     for array in arrays:
-        token = tokenize(array)
+        token = tokenize(array, array.read_missing_chunks)
         for i, batch in enumerate(key_batches(array, stored_chunk_keys(array), batch_bytes)):
             tasks.append(check(array, batch, dask_key_name=(f"zarrdask-verify-{token}", i)))
     return tasks, [a.name for a in arrays], problems
 
 
-def verify(node: Array | Group, *, batch_bytes: int = 8 << 20, **compute_kwargs: Any) -> VerifyReport:
+def verify(node: Array | Group, *, batch_bytes: int = 8 << 20, read_missing_chunks: bool | None = None,
+           **compute_kwargs: Any) -> VerifyReport:
     """Decode every stored chunk and check every checksum of ``node``, with dask.
 
     Parameters
@@ -88,6 +95,8 @@ def verify(node: Array | Group, *, batch_bytes: int = 8 << 20, **compute_kwargs:
         An array, or a group: every array in and below it.
     batch_bytes : int, default 8 MiB
         About how many decoded bytes one task checks.
+    read_missing_chunks : bool, optional
+        As for :func:`verify_tasks`.
     **compute_kwargs
         Passed to :func:`dask.compute` (``scheduler=``, ``num_workers=``, ...).
 
@@ -100,7 +109,7 @@ def verify(node: Array | Group, *, batch_bytes: int = 8 << 20, **compute_kwargs:
     --------
     zarrdask.core.verify.verify_hierarchy : the same checks without dask.
     """
-    tasks, arrays, problems = verify_tasks(node, batch_bytes=batch_bytes)
+    tasks, arrays, problems = verify_tasks(node, batch_bytes=batch_bytes, read_missing_chunks=read_missing_chunks)
     report = VerifyReport(arrays=arrays, problems=list(problems))
     for found, checked in dask.compute(*tasks, **compute_kwargs) if tasks else ():
         report.problems.extend(found)

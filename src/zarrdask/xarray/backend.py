@@ -288,9 +288,10 @@ class ZarrdaskDataStore(AbstractDataStore):
 
     def __init__(self, node: Group | Array, use_zarr_fill_value_as_mask: bool | None = None,
                  try_nczarr: bool = True, arrays: list[tuple[str, Array]] | None = None,
-                 mask_and_scale: bool | Mapping[str, bool] = True) -> None:
+                 mask_and_scale: bool | Mapping[str, bool] = True, read_missing_chunks: bool | None = None) -> None:
         """``arrays``: the group's arrays (``(name, array)``), if read already;
-        ``mask_and_scale``: as given to xarray (a bool, or one per variable name)."""
+        ``mask_and_scale``: as given to xarray (a bool, or one per variable name);
+        ``read_missing_chunks``: given to every array (``None``: each keeps its own)."""
         self.group = node if isinstance(node, Group) else None
         self._attrs_of = node
         if isinstance(node, Array):
@@ -299,6 +300,8 @@ class ZarrdaskDataStore(AbstractDataStore):
             self._arrays = list(arrays)
         else:
             self._arrays = [(n, a) for n, a in node.members() if isinstance(a, Array)]
+        if read_missing_chunks is not None:
+            self._arrays = [(n, a.with_config({"read_missing_chunks": read_missing_chunks})) for n, a in self._arrays]
         self._mask = use_zarr_fill_value_as_mask
         self._mask_and_scale = mask_and_scale
         self._nczarr = try_nczarr
@@ -430,7 +433,7 @@ def _members(node: Group | Array, listing: list[str] | None, max_depth: int | No
 
 
 def _stores_below(root: Group | Array, listing: list[str] | None, use_zarr_fill_value_as_mask: bool | None,
-                  mask_and_scale: Any = True) -> dict[str, "ZarrdaskDataStore"]:
+                  mask_and_scale: Any = True, read_missing_chunks: bool | None = None) -> dict[str, "ZarrdaskDataStore"]:
     """A data store for every group at and below ``root`` (keyed ``"/"``,
     ``"/child"``, …), from one walk of the hierarchy."""
     members = _members(root, listing, None)
@@ -442,7 +445,7 @@ def _stores_below(root: Group | Array, listing: list[str] | None, use_zarr_fill_
             arrays[parent].append((base, member))
     return {"/" + name: ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
                                           arrays=arrays[name] if isinstance(node, Group) else None,
-                                          mask_and_scale=mask_and_scale)
+                                          mask_and_scale=mask_and_scale, read_missing_chunks=read_missing_chunks)
             for name, node in groups.items()}
 
 
@@ -457,7 +460,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         "filename_or_obj", "drop_variables", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "decode_timedelta", "use_cftime", "group", "mode", "consolidated",
         "storage_options", "zarr_format", "store", "engine", "use_zarr_fill_value_as_mask",
-        "cache_members",
+        "cache_members", "read_missing_chunks",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -492,6 +495,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         engine: Any = None,
         use_zarr_fill_value_as_mask: bool | None = None,
         cache_members: bool = True,
+        read_missing_chunks: bool | None = None,
     ) -> Any:
         """Open a group as a Dataset.
 
@@ -504,6 +508,10 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         (None: True for v2, False for v3) and the CF decoding options.
         ``engine`` is accepted and ignored, as engine="zarr" does;
         ``cache_members`` too: members are read once, when the dataset is opened.
+        ``read_missing_chunks=False`` (zarrdask's own): strict reads — loading a
+        variable (eagerly or through dask, ``chunks={}``) that needs a chunk
+        that is not stored raises :class:`~zarrdask.errors.ChunkNotFoundError`;
+        ``None``: the ``zarrdask.config`` setting.
         """
         node, listing = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
                                    consolidated=consolidated, zarr_format=zarr_format,
@@ -512,7 +520,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         # NCZarr dimension references are looked for when reading only, as engine="zarr" does
         data = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
                                  arrays=arrays if isinstance(node, Group) else None,
-                                 mask_and_scale=mask_and_scale)
+                                 mask_and_scale=mask_and_scale, read_missing_chunks=read_missing_chunks)
         return self._datasets(
             {"/": data},
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
@@ -548,14 +556,17 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         zarr_format: int | None = None,
         storage_options: dict[str, Any] | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
+        read_missing_chunks: bool | None = None,
         **decode: Any,
     ) -> dict[str, Any]:
         """Every group at and below ``group`` as a Dataset, keyed ``"/"``,
         ``"/child"``, … (paths relative to ``group``); with consolidated
-        metadata, one metadata read in all."""
+        metadata, one metadata read in all. ``read_missing_chunks`` as for
+        :meth:`open_dataset`."""
         root, listing = _open_node(filename_or_obj, group=group, mode=mode, consolidated=consolidated,
                                    zarr_format=zarr_format, storage_options=storage_options)
-        stores = _stores_below(root, listing, use_zarr_fill_value_as_mask, decode.get("mask_and_scale", True))
+        stores = _stores_below(root, listing, use_zarr_fill_value_as_mask, decode.get("mask_and_scale", True),
+                               read_missing_chunks)
         return self._datasets(stores, **decode)
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:

@@ -40,7 +40,7 @@ import numpy as np
 
 from ... import config
 from ..._pool import thread_map
-from ...errors import CodecError, CorruptChunkError, MetadataError
+from ...errors import ChunkNotFoundError, CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...metadata.limits import check_chunk_bytes
 from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
@@ -144,7 +144,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         return tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
 
     def _inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C", spec.write_empty)
+        return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C", spec.write_empty, spec.read_missing)
 
     def _index_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return ChunkSpec((*self.chunks_per_shard(spec), 2), np.dtype("uint64"), MAX_UINT64, "C")
@@ -257,10 +257,17 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         return out
 
     def decode_into(self, data: Any, spec: ChunkSpec, out: np.ndarray, key: str = "") -> None:
+        """Decode a whole shard into ``out``; with ``spec.read_missing`` false,
+        :class:`~zarrdask.errors.ChunkNotFoundError` listing every empty inner
+        chunk instead, before anything is decoded (the caller knows which of
+        them the read needs: an edge shard's inner chunks past the array's
+        end are never stored)."""
         mv = memoryview(data).cast("B")
         index, _ = self._read_index(mv, spec, key)
         inner = self._inner_spec(spec)
         flat, empty = index.flat(), index.is_empty()
+        if not spec.read_missing and empty.any():
+            raise self._missing(key, spec, np.flatnonzero(empty))
         regions = self._inner_regions(spec)
         chain = self.codec_chain
 
@@ -274,6 +281,16 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             chain.decode_into(mv[off : off + n], inner, target, key)
 
         thread_map(dec, range(len(regions)))
+
+    def _missing(self, key: str, spec: ChunkSpec, flat_ids: Any) -> ChunkNotFoundError:
+        """The error naming the empty inner chunks ``flat_ids`` (C order) of shard ``key``
+        (without the store and the array: the engine, which knows them, says them)."""
+        cps = self.chunks_per_shard(spec)
+        missing = [(key, tuple(int(c) for c in np.unravel_index(int(i), cps))) for i in flat_ids]
+        return ChunkNotFoundError(
+            f"shard {key!r}: {len(missing)} inner chunk(s) not stored (empty index entries): "
+            f"{[c for _, c in missing[:10]]}", missing
+        )
 
     def inner_chunks(self, data: Any, spec: ChunkSpec, key: str = "") -> list[memoryview | None]:
         """The stored bytes of every inner chunk of a whole shard, in C order of the
@@ -330,7 +347,11 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         add up. ``max_bytes``: the inner chunks are read in as many steps as
         keep each step's ranges within about that many bytes (at least one
         inner chunk a step), each decoded before the next is read. ``out``:
-        where to decode the part, when it has its shape and data type."""
+        where to decode the part, when it has its shape and data type.
+        With ``spec.read_missing`` false, a part needing inner chunks the
+        shard does not hold returns (not raises) a
+        :class:`~zarrdask.errors.ChunkNotFoundError` naming them, after the
+        index, without reading the others."""
         return self._partial_steps(spec, proj, key, max_bytes, out)
 
     def partial_bytes(self, spec: ChunkSpec, proj: ChunkProjection, max_bytes: int | None = None) -> int:
@@ -359,12 +380,16 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         cps = self.chunks_per_shard(spec)
         flat, empty = index.flat(), index.is_empty()
         wanted: list[tuple[ChunkProjection, int, int]] = []
+        absent: list[int] = []
         for ip in indexer:
             i = int(np.ravel_multi_index(ip.coords, cps))
             if empty[i]:
+                absent.append(i)
                 out[ip.out_selection] = spec.fill_value
             else:
                 wanted.append((ip, int(flat[i, 0]), int(flat[i, 1])))
+        if absent and not spec.read_missing:  # the result, not raised: the other shards' reads go on
+            return self._missing(key, spec, absent)
         for part in _steps_of(wanted, max_bytes):
             groups = coalesce([(off, off + n) for _, off, n in part], config.get("coalesce_gap"))
             blobs = yield [RangeRequest(start, stop - start) for start, stop, _ in groups]
