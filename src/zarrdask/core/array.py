@@ -26,6 +26,8 @@ from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import display_name
 from ..storage.abc import Store
+from ..storage.cache import invalidate
+from ..storage.caching import caching
 from .._pool import thread_map
 from . import engine
 from .layout import ArrayLayout, resolve
@@ -86,9 +88,11 @@ class Array(Node):
         read_only: bool = False,
         write_empty_chunks: bool | None = None,
         codecs: Any = None,
+        cache: bool | str | None = None,
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
         self._write_empty_chunks = write_empty_chunks
+        self._cache = None if cache is None else config.parse_cache(cache, "the keyword 'cache'")
         self._codecs = None if codecs is None else tuple(codecs)
         self.layout  # resolve now: a bad codec configuration fails at open
 
@@ -111,7 +115,17 @@ class Array(Node):
         along when the array is pickled (dask); re-opening the array from the
         store builds its codecs from the metadata again."""
         return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
-                     write_empty_chunks=self._write_empty_chunks, codecs=codecs)
+                     write_empty_chunks=self._write_empty_chunks, codecs=codecs, cache=self._cache)
+
+    def with_cache(self, cache: bool | str | None) -> "Array":
+        """This array read through the process's chunk cache as ``cache`` says
+        (``True``, ``"revalidate"``, ``False``; ``None``: the setting
+        ``cache``; see :attr:`cache`); ``self`` when that is already so."""
+        mode = None if cache is None else config.parse_cache(cache, "the keyword 'cache'")
+        if mode == self._cache:
+            return self
+        return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
+                     write_empty_chunks=self._write_empty_chunks, codecs=self._codecs, cache=mode)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -220,6 +234,21 @@ class Array(Node):
         return self.layout.dimension_names
 
     @property
+    def cache(self) -> bool | str:
+        """How reads use the process's chunk cache (docs/performance.md, "Chunk
+        cache"): ``False`` (not at all), ``True`` (values read once are served
+        from memory until a write through zarrdask in this process replaces
+        them) or ``"revalidate"`` (served after the store confirmed they are
+        current); the ``cache`` the array was opened with, else the setting
+        ``cache``. The budget is the setting ``cache_bytes`` (``0``: off)."""
+        return config.get("cache") if self._cache is None else self._cache
+
+    @property
+    def _reads(self) -> Store:
+        """The store reads go through: the array's, through the chunk cache where :attr:`cache` says."""
+        return caching(self._store, self.cache)
+
+    @property
     def write_empty_chunks(self) -> bool:
         if self._write_empty_chunks is None:
             return bool(config.get("write_empty_chunks"))
@@ -315,7 +344,7 @@ class Array(Node):
         """Read integers, slices and ``...`` (as numpy basic indexing reads them);
         ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the read."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
-        result = engine.read(self._store, self.layout, indexer, out, options)
+        result = engine.read(self._reads, self.layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_orthogonal_selection(
@@ -324,7 +353,7 @@ class Array(Node):
         """Read the outer product of per-dimension selections, as zarr-python's
         ``oindex``; ``options`` as for :meth:`get_basic_selection`."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
-        result = engine.read(self._store, self.layout, indexer, out, options)
+        result = engine.read(self._reads, self.layout, indexer, out, options)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_coordinate_selection(
@@ -372,7 +401,7 @@ class Array(Node):
         array([11, 44, 90], dtype=int32)
         """
         indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options)
+        return engine.read(self._reads, self.layout, indexer, out, options)
 
     def get_mask_selection(
         self, mask: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
@@ -406,7 +435,7 @@ class Array(Node):
         array([ 0,  5, 10, 15], dtype=int32)
         """
         indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options)
+        return engine.read(self._reads, self.layout, indexer, out, options)
 
     def _get_points(self, selection: Any) -> np.ndarray:
         selection = _materialise(selection)
@@ -686,6 +715,7 @@ class Array(Node):
         engine.store_encoded(self._store, rewritten)
         if stale:
             self._store.delete_many(stale)
+            invalidate(self._store, stale)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis``; returns the new shape.
@@ -739,6 +769,7 @@ class Array(Node):
             "read_only": self._read_only,
             "write_empty_chunks": self._write_empty_chunks,
             "codecs": self._codecs,
+            "cache": self._cache,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -750,6 +781,7 @@ class Array(Node):
             read_only=state["read_only"],
             write_empty_chunks=state["write_empty_chunks"],
             codecs=state.get("codecs"),
+            cache=state.get("cache"),
         )
 
 
