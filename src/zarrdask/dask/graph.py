@@ -109,6 +109,7 @@ def from_zarr(
     storage_options: dict[str, Any] | None = None,
     name: str | None = None,
     inline_array: bool = True,
+    cache: bool | str | None = None,
 ) -> da.Array:
     """A dask array reading a Zarr array.
 
@@ -137,12 +138,20 @@ def from_zarr(
         zarr-python ``Array`` given (read through zarrdask's engine all the
         same), or a reader of the array a path or store names. dask's own
         ``from_zarr`` defaults to ``False``.
+    cache
+        Read through the chunk cache of the process running each task
+        (``True``, ``"revalidate"``, ``False``; ``None``: the array's own
+        setting, else the setting ``cache``): blocks of overlapping
+        computations, and repeated computations, read each stored chunk once
+        per process (docs/performance.md, "Chunk cache").
 
     Returns
     -------
     dask.array.Array
     """
     array = open_source(source, path, storage_options)
+    if cache is not None:  # the graph holds the array with its cache setting
+        array = source = array.with_cache(cache)
     if chunks is None:
         chunks = array.shards or array.chunks
     if name is None:

@@ -457,7 +457,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         "filename_or_obj", "drop_variables", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "decode_timedelta", "use_cftime", "group", "mode", "consolidated",
         "storage_options", "zarr_format", "store", "engine", "use_zarr_fill_value_as_mask",
-        "cache_members",
+        "cache_members", "chunk_cache",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -492,6 +492,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         engine: Any = None,
         use_zarr_fill_value_as_mask: bool | None = None,
         cache_members: bool = True,
+        chunk_cache: bool | str | None = None,
     ) -> Any:
         """Open a group as a Dataset.
 
@@ -504,11 +505,18 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         (None: True for v2, False for v3) and the CF decoding options.
         ``engine`` is accepted and ignored, as engine="zarr" does;
         ``cache_members`` too: members are read once, when the dataset is opened.
+        ``chunk_cache`` (zarrdask's own; xarray's ``cache`` is another thing):
+        read the variables through the process's chunk cache — ``True``,
+        ``"revalidate"`` or ``False``; ``None``: the setting ``cache``
+        (docs/performance.md, "Chunk cache").
         """
         node, listing = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
                                    consolidated=consolidated, zarr_format=zarr_format,
                                    storage_options=storage_options)
         arrays = [(n, a) for n, a in _members(node, listing, 0) if isinstance(a, Array)]
+        if chunk_cache is not None:
+            arrays = [(n, a.with_cache(chunk_cache)) for n, a in arrays]
+            node = node.with_cache(chunk_cache) if isinstance(node, Array) else node
         # NCZarr dimension references are looked for when reading only, as engine="zarr" does
         data = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
                                  arrays=arrays if isinstance(node, Group) else None,
