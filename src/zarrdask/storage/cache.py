@@ -221,6 +221,9 @@ class ChunkCache:
                     self._entries[(where, key, p)].token != token for p in parts)):
                 self._drop_key(where, key)
             name = (where, key, part)
+            old = self._entries.pop(name, None)
+            if old is not None:
+                self._held -= len(old.data) + ENTRY_OVERHEAD
             self._entries[name] = Cached(data, version, token)
             self._parts.setdefault((where, key), set()).add(part)
             self._held += cost
