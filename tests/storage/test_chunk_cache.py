@@ -266,3 +266,14 @@ def test_memory_stays_within_the_budget_under_random_access(tmp_path):
     print("rss growth", grown, "budget", budget, "held", held)
     assert held <= budget
     assert grown <= budget + (8 << 20), f"peak RSS grew by {grown:,} bytes for a budget of {budget:,}"
+
+
+def test_a_shard_read_mixing_cached_and_new_ranges_is_one_read(tmp_path):
+    counting = CountingStore(LocalStore(tmp_path))  # its readers forward the version: cached ranges combine
+    _array(counting, shards=(32, 32))
+    a = zarrdask.open_array(counting, mode="r", cache=True)
+    a[0:4, 0:4]  # the shard's index and one inner chunk
+    counting.reset()
+    np.testing.assert_array_equal(a[0:4, 8:12], np.arange(64 * 64, dtype="f8").reshape(64, 64)[0:4, 8:12])
+    assert counting.counts["readers_opened"] == 1 and counting.counts["get_ranges_calls"] == 1
+    assert counting.counts["ranges_requested"] == 1  # the index came from the cache

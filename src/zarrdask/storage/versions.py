@@ -28,11 +28,16 @@ from typing import Any, Callable, Sequence
 
 from .._pool import thread_map
 from ..errors import StoreError
-from .conditional import MISSING, NOT_MODIFIED, Reply, _strong
+from .conditional import MISSING, NOT_MODIFIED, Reply
 from .files import pread_all
 from .retry import describe, retry_batch
 
 __all__ = ["file_version", "FileVersions", "etag_get_with_versions", "etag_get_if_changed"]
+
+
+def _strong(etag: str | None) -> bool:
+    """A strong ETag (``W/"..."`` is weak: ``If-None-Match`` compares it weakly)."""
+    return bool(etag) and not etag.startswith("W/")  # type: ignore[union-attr]
 
 
 def file_version(st: os.stat_result) -> tuple:

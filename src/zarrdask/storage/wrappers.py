@@ -59,6 +59,10 @@ class ForwardingReader(ValueReader):
     def exact(self) -> bool:
         return self.inner.exact
 
+    @property  # type: ignore[override]
+    def version(self) -> Any:
+        return self.inner.version
+
     def read(self, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         ranges = list(ranges)
         found = self.inner.read(ranges)
