@@ -39,10 +39,11 @@ from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 
 __all__ = ["ChunkCache", "Cached", "ENTRY_OVERHEAD", "chunk_cache", "address", "invalidate", "invalidate_prefix"]
 
-#: bytes counted for each entry besides its value: the key tuple, the entry,
-#: the dictionary slots and the ``bytes`` object header (measured with
-#: ``tracemalloc`` on CPython 3.11: about 330 bytes for an entry of a range)
-ENTRY_OVERHEAD = 400
+#: bytes counted for each entry besides its value: the key tuple and its
+#: strings, the entry, the version, the dictionary and set slots (measured
+#: with ``tracemalloc`` on CPython 3.11: about 680 bytes for a whole value
+#: keyed by a local path, 820 for a byte range with an ETag)
+ENTRY_OVERHEAD = 800
 
 
 class Cached(NamedTuple):
