@@ -61,6 +61,20 @@ url_store
     chained ``a::b://``, ``reference://``) always go through fsspec. The
     environment variable ``ZARRDASK_URL_STORE`` sets the initial value
     (default ``"auto"``; docs/stores.md, "URLs: obstore or fsspec").
+cache
+    Whether arrays opened without a ``cache`` keyword read through the
+    process's chunk cache (docs/performance.md, "Chunk cache"): ``False``
+    (the default), ``True`` (a value read once is served from memory until a
+    write through zarrdask in this process replaces it, or the budget pushes
+    it out) or ``"revalidate"`` (a cached value is served only after the
+    store confirmed, with a conditional request, that it is still current).
+    The environment variable ``ZARRDASK_CACHE`` sets the initial value
+    (``0``/``1``/``revalidate``).
+cache_bytes
+    The chunk cache's budget in bytes for the whole process (each dask worker
+    process has its own cache): an integer or a string such as ``"512MB"``
+    or ``"2GiB"``; ``0`` keeps nothing. Default 256 MiB; the environment
+    variable ``ZARRDASK_CACHE_BYTES`` sets the initial value.
 max_json_depth
     How deeply a metadata document may nest (see :mod:`zarrdask.metadata.limits`
     and docs/formats.md, "Limits"). A positive integer.
@@ -108,8 +122,43 @@ _DEFAULTS: dict[str, Any] = {
     "retry_backoff": 0.5,
     # what serves s3:// gs:// az:// http(s):// URLs: "auto", "obstore" or "fsspec"
     "url_store": os.environ.get("ZARRDASK_URL_STORE", "auto").strip().lower() or "auto",
+    # the chunk cache: whether arrays use it by default, and its budget for the process
+    "cache": os.environ.get("ZARRDASK_CACHE", "0"),
+    "cache_bytes": os.environ.get("ZARRDASK_CACHE_BYTES", str(256 << 20)),
 }
 URL_STORES = ("auto", "obstore", "fsspec")
+#: the values of the setting ``cache`` (and of the ``cache`` keyword of arrays)
+CACHE_MODES = (False, True, "revalidate")
+
+
+def parse_cache(value: Any, what: str = "zarrdask setting 'cache'") -> bool | str:
+    """A ``cache`` value checked: ``False``, ``True`` or ``"revalidate"``
+    (also ``"off"``, ``"on"`` and the environment's ``"0"``, ``"1"``)."""
+    if isinstance(value, str):
+        words = {"off": False, "0": False, "false": False, "": False, "on": True, "1": True, "true": True,
+                 "revalidate": "revalidate"}
+        value = words.get(value.strip().lower(), value)
+    if value is False or value is True or value == "revalidate":
+        return value
+    raise ValueError(f"{what} must be one of False, True or 'revalidate', found {value!r}")
+
+
+def parse_size(value: Any, what: str = "zarrdask setting 'cache_bytes'") -> int:
+    """A size in bytes: a non-negative integer, or a string such as ``"512MB"``
+    or ``"2 GiB"`` (dask's ``parse_bytes``)."""
+    if isinstance(value, str):
+        from dask.utils import parse_bytes
+
+        try:
+            value = parse_bytes(value)
+        except (ValueError, TypeError):
+            raise ValueError(f"{what} must be a size such as 536870912 or '512MB', found {value!r}") from None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{what} must be a non-negative number of bytes, found {value!r}")
+    return value
+_DEFAULTS["cache"] = parse_cache(_DEFAULTS["cache"], "ZARRDASK_CACHE")
+_size = _DEFAULTS["cache_bytes"].strip()
+_DEFAULTS["cache_bytes"] = int(_size) if _size.isdigit() else parse_size(_size, "ZARRDASK_CACHE_BYTES")
 _settings: dict[str, Any] = dict(_DEFAULTS)
 
 
@@ -146,6 +195,16 @@ def set(**values: Any):  # noqa: A001 - mirrors dask.config.set
             raise ValueError(f"zarrdask setting {name!r} must be True or False, found {value!r}")
         if name == "url_store" and value not in URL_STORES:
             raise ValueError(f"zarrdask setting 'url_store' must be one of {URL_STORES}, found {value!r}")
+    values = {name: _checked(name, value) for name, value in values.items()}
     old = dict(_settings)
     _settings.update(values)
     return _restore(old)
+
+
+def _checked(name: str, value: Any) -> Any:
+    """A setting's value in the form it is kept in (sizes in bytes, cache modes checked)."""
+    if name == "cache":
+        return parse_cache(value)
+    if name == "cache_bytes":
+        return parse_size(value)
+    return value

@@ -53,6 +53,7 @@ def open_array(
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool | None = None,
     read_missing_chunks: bool | None = None,
+    cache: bool | str | None = None,
     **kwargs: Any,
 ) -> Array:
     """Open an array (creating it with ``**kwargs`` for modes ``"a"``, ``"w"``, ``"w-"``).
@@ -60,25 +61,27 @@ def open_array(
     ``write_empty_chunks`` and ``read_missing_chunks`` (``False``: strict
     reads, :class:`~zarrdask.errors.ChunkNotFoundError` for a missing chunk)
     are the array's own run-time options; ``None``: the ``zarrdask.config``
-    setting of the same name."""
+    setting of the same name. ``cache``: read through the process's chunk
+    cache — ``True``, ``"revalidate"`` or ``False``; ``None`` (default): the
+    setting ``cache`` (:attr:`Array.cache`, docs/performance.md "Chunk cache")."""
     _check_mode(mode)
     store, path = resolve_store(store, name if name is not None else path, mode, storage_options)
     if mode in ("w", "w-"):
         return create_array(
             store, path=path, overwrite=mode == "w", zarr_format=new_node_format(zarr_format),
             write_empty_chunks=write_empty_chunks, **kwargs,
-        ).with_config({"read_missing_chunks": read_missing_chunks})
+        ).with_config({"read_missing_chunks": read_missing_chunks, "cache": cache})
     node = read_node(store, path, zarr_format)
     if node is None:
         if mode == "a" and "shape" in kwargs:
             return create_array(
                 store, path=path, zarr_format=new_node_format(zarr_format), write_empty_chunks=write_empty_chunks, **kwargs
-            ).with_config({"read_missing_chunks": read_missing_chunks})
+            ).with_config({"read_missing_chunks": read_missing_chunks, "cache": cache})
         raise not_found(ArrayNotFoundError, store, path, "array")
     if node.node_type != "array":
         raise ArrayNotFoundError(f"path {node_name(path)!r} in {store!r} holds a group, not an array")
     return Array._from_node(store, node, read_only=mode == "r", write_empty_chunks=write_empty_chunks,
-                            read_missing_chunks=read_missing_chunks)
+                            read_missing_chunks=read_missing_chunks, cache=cache)
 
 
 

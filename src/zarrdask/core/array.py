@@ -20,12 +20,13 @@ import numpy as np
 from .. import config
 from ..chunking.rectilinear import grow_edges
 from ..codecs.abc import ArrayBytesCodec
-from ..errors import SelectionError
 from ..indexing import CoordinateIndexer, Indexer, selection_kind
 from ..indexing.coordinate import is_mask_selection
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3
 from ..metadata.dtypes import display_name
 from ..storage.abc import Store
+from ..storage.cache import invalidate
+from ..storage.caching import caching
 from .._pool import thread_map
 from . import engine
 from .layout import ArrayLayout, resolve
@@ -70,6 +71,11 @@ def _points_value(value: Any, out_shape: tuple[int, ...], dtype: np.dtype) -> An
     return value.reshape(out_shape)
 
 
+#: the options an array reads and writes with that the metadata does not hold
+#: (``Array.with_config``); each falls back to the ``zarrdask.config`` setting of its name
+RUN_TIME_OPTIONS = ("write_empty_chunks", "read_missing_chunks", "cache")
+
+
 class Array(Node):
     """A Zarr array. Create one with :func:`zarrdask.create_array` or open one
     with :func:`zarrdask.open_array`; don't call the constructor directly.
@@ -88,10 +94,12 @@ class Array(Node):
         write_empty_chunks: bool | None = None,
         read_missing_chunks: bool | None = None,
         codecs: Any = None,
+        cache: bool | str | None = None,
     ) -> None:
         super().__init__(store, path, metadata, attributes, read_only=read_only)
-        self._write_empty_chunks = write_empty_chunks
-        self._read_missing_chunks = read_missing_chunks
+        # the run-time options (RUN_TIME_OPTIONS), None: the zarrdask.config setting of that name
+        self._options = {"write_empty_chunks": write_empty_chunks, "read_missing_chunks": read_missing_chunks,
+                         "cache": None if cache is None else config.parse_cache(cache, "the keyword 'cache'")}
         self._codecs = None if codecs is None else tuple(codecs)
         self.layout  # resolve now: a bad codec configuration fails at open
 
@@ -114,22 +122,25 @@ class Array(Node):
         along when the array is pickled (dask); re-opening the array from the
         store builds its codecs from the metadata again."""
         return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
-                     write_empty_chunks=self._write_empty_chunks, read_missing_chunks=self._read_missing_chunks,
-                     codecs=codecs)
+                     codecs=codecs, **self._options)
 
     def with_config(self, config: Any) -> "Array":
         """This array (same store, path, metadata, codecs) with other run-time
         options, as zarr-python's ``Array.with_config``: a mapping of
-        ``write_empty_chunks`` and ``read_missing_chunks`` (``None``: the
-        ``zarrdask.config`` setting). Options not given keep their value."""
-        unknown = sorted(set(config) - {"write_empty_chunks", "read_missing_chunks"})
+        ``write_empty_chunks``, ``read_missing_chunks`` and ``cache`` (``None``:
+        the ``zarrdask.config`` setting). Options not given keep their value."""
+        unknown = sorted(set(config) - set(RUN_TIME_OPTIONS))
         if unknown:
-            raise ValueError(f"Array.with_config: unknown option(s) {unknown}; known: "
-                             "['read_missing_chunks', 'write_empty_chunks']")
+            raise ValueError(f"Array.with_config: unknown option(s) {unknown}; known: {sorted(RUN_TIME_OPTIONS)}")
         return Array(self._store, self._path, self._metadata, self._attrs.asdict(), read_only=self._read_only,
-                     write_empty_chunks=config.get("write_empty_chunks", self._write_empty_chunks),
-                     read_missing_chunks=config.get("read_missing_chunks", self._read_missing_chunks),
-                     codecs=self._codecs)
+                     codecs=self._codecs, **{**self._options, **config})
+
+    def with_cache(self, cache: bool | str | None) -> "Array":
+        """This array read through the process's chunk cache as ``cache`` says
+        (``True``, ``"revalidate"``, ``False``; ``None``: the setting
+        ``cache``; see :attr:`cache`); ``self`` when that is already so."""
+        mode = None if cache is None else config.parse_cache(cache, "the keyword 'cache'")
+        return self if mode == self._options["cache"] else self.with_config({"cache": mode})
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -238,10 +249,27 @@ class Array(Node):
         return self.layout.dimension_names
 
     @property
+    def cache(self) -> bool | str:
+        """How reads use the process's chunk cache (docs/performance.md, "Chunk
+        cache"): ``False`` (not at all), ``True`` (values read once are served
+        from memory until a write through zarrdask in this process replaces
+        them) or ``"revalidate"`` (served after the store confirmed they are
+        current); the ``cache`` the array was opened with, else the setting
+        ``cache``. The budget is the setting ``cache_bytes`` (``0``: off)."""
+        return self._option("cache")
+
+    @property
+    def _reads(self) -> Store:
+        """The store reads go through: the array's, through the chunk cache where :attr:`cache` says."""
+        return caching(self._store, self.cache)
+
+    def _option(self, name: str) -> Any:
+        value = self._options[name]
+        return config.get(name) if value is None else value
+
+    @property
     def write_empty_chunks(self) -> bool:
-        if self._write_empty_chunks is None:
-            return bool(config.get("write_empty_chunks"))
-        return self._write_empty_chunks
+        return bool(self._option("write_empty_chunks"))
 
     @property
     def read_missing_chunks(self) -> bool:
@@ -250,9 +278,7 @@ class Array(Node):
         reads needing one raise :class:`~zarrdask.errors.ChunkNotFoundError`
         (docs/guarantees.md, "Strict reads"). Opened with ``None``: the
         setting ``read_missing_chunks``, looked at on every read."""
-        if self._read_missing_chunks is None:
-            return bool(config.get("read_missing_chunks"))
-        return self._read_missing_chunks
+        return bool(self._option("read_missing_chunks"))
 
     @property
     def _codec(self) -> Any:
@@ -328,7 +354,8 @@ class Array(Node):
         return sum(self._store.getsize(k) or 0 for k in keys)
 
     @property
-    def info(self) -> "ArrayInfo":
+    def info(self) -> Any:
+        """A summary of the array (:class:`~zarrdask.core.array_info.ArrayInfo`)."""
         return ArrayInfo(self)
 
     # -- persistence -----------------------------------------------------------
@@ -344,7 +371,7 @@ class Array(Node):
         """Read integers, slices and ``...`` (as numpy basic indexing reads them);
         ``options`` (:class:`~zarrdask.EngineOptions`): how the engine runs the read."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=False)
-        result = engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
+        result = engine.read(self._reads, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_orthogonal_selection(
@@ -353,7 +380,7 @@ class Array(Node):
         """Read the outer product of per-dimension selections, as zarr-python's
         ``oindex``; ``options`` as for :meth:`get_basic_selection`."""
         indexer = Indexer(selection, self.shape, self.unit_grid, allow_arrays=True)
-        result = engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
+        result = engine.read(self._reads, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
         return result[()] if result.ndim == 0 and out is None else result
 
     def get_coordinate_selection(
@@ -401,7 +428,7 @@ class Array(Node):
         array([11, 44, 90], dtype=int32)
         """
         indexer = CoordinateIndexer(selection, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
+        return engine.read(self._reads, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
 
     def get_mask_selection(
         self, mask: Any, *, out: np.ndarray | None = None, options: EngineOptions | None = None
@@ -435,7 +462,7 @@ class Array(Node):
         array([ 0,  5, 10, 15], dtype=int32)
         """
         indexer = CoordinateIndexer.from_mask(mask, self.shape, self.unit_grid)
-        return engine.read(self._store, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
+        return engine.read(self._reads, self.layout, indexer, out, options, read_missing_chunks=self.read_missing_chunks)
 
     def _get_points(self, selection: Any) -> np.ndarray:
         selection = _materialise(selection)
@@ -503,7 +530,8 @@ class Array(Node):
         Returns
         -------
         pyarrow.ChunkedArray
-            The flattened selection. Missing chunks read as the fill value.
+            The flattened selection. Missing chunks read as the fill value
+            (with ``read_missing_chunks=False``: ``ChunkNotFoundError``).
 
         Raises
         ------
@@ -512,44 +540,9 @@ class Array(Node):
         zarrdask.errors.CorruptChunkError
             A chunk's offsets or UTF-8 are invalid (the message names its key).
         """
-        from ..codecs.abc import ChunkSpec
-        from ..codecs.vlen import is_vlen_dtype
-        from ..codecs.vlen_offsets import arrow_offset_type, arrow_type, supports_zero_copy, unit_to_arrow
-        from ..indexing import normalize_selection
+        from .arrow import array_to_arrow
 
-        if not is_vlen_dtype(self.dtype):
-            raise TypeError(f"array {self.name!r}: to_arrow() reads strings or bytes, the dtype is {self.dtype}")
-        data_type = "string" if self.dtype.kind == "T" else "bytes"
-        codec, grid = self._codec, self.layout.grid.largest_chunk()
-        zero_copy_ok = self.layout.regular  # (a rectilinear first axis is not the shape's)
-        typ = arrow_type(data_type, arrow_offset_type(codec))  # ImportError saying so without pyarrow
-        import pyarrow as pa
-
-        dims = normalize_selection(selection, self.shape, allow_arrays=False)
-        if any(not isinstance(d, slice) or d.step != 1 for d in dims):
-            raise SelectionError(f"array {self.name!r}: to_arrow() takes slices with step 1, found {selection!r}")
-        spec = ChunkSpec(grid, self.dtype, self._fill_for_read, self.order)
-        whole_rows = all(d.start == 0 and d.stop == n for d, n in zip(dims[1:], self.shape[1:]))
-        if not (zero_copy_ok and self.ndim and whole_rows and tuple(grid[1:]) == self.shape[1:]
-                and supports_zero_copy(codec, spec)):
-            values = np.asarray(self.get_basic_selection(tuple(dims))).reshape(-1)
-            return pa.chunked_array([pa.array(values.tolist(), type=typ)], type=typ)
-        start, stop = dims[0].start, dims[0].stop
-        row = math.prod(self.shape[1:])
-        units = range(start // grid[0], -(-stop // grid[0])) if stop > start else range(0)
-        keys = [self.layout.chunk_key((u,) + (0,) * (self.ndim - 1)) for u in units]
-        stored = self._store.get_many(keys) if keys else []
-        pieces: list[Any] = []
-        for u, key, data in zip(units, keys, stored):
-            lo = (max(start, u * grid[0]) - u * grid[0]) * row  # element range within the unit
-            hi = (min(stop, (u + 1) * grid[0]) - u * grid[0]) * row
-            pos = 0
-            for piece in unit_to_arrow(codec, data, spec, key, validate=validate):
-                a, b = max(lo, pos), min(hi, pos + len(piece))
-                if a < b:
-                    pieces.append(piece.slice(a - pos, b - a))
-                pos += len(piece)
-        return pa.chunked_array(pieces, type=typ)
+        return array_to_arrow(self, selection, validate)
 
     # -- writing -------------------------------------------------------------
     def set_basic_selection(self, selection: Any, value: Any, *, options: EngineOptions | None = None) -> None:
@@ -715,6 +708,7 @@ class Array(Node):
         engine.store_encoded(self._store, rewritten)
         if stale:
             self._store.delete_many(stale)
+            invalidate(self._store, stale)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis``; returns the new shape.
@@ -766,9 +760,8 @@ class Array(Node):
             "metadata": self._metadata,
             "attributes": self._attrs.asdict(),
             "read_only": self._read_only,
-            "write_empty_chunks": self._write_empty_chunks,
-            "read_missing_chunks": self._read_missing_chunks,
             "codecs": self._codecs,
+            **self._options,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -778,7 +771,6 @@ class Array(Node):
             state["metadata"],
             state["attributes"],
             read_only=state["read_only"],
-            write_empty_chunks=state["write_empty_chunks"],
-            read_missing_chunks=state.get("read_missing_chunks"),
             codecs=state.get("codecs"),
+            **{name: state.get(name) for name in RUN_TIME_OPTIONS},
         )

@@ -326,6 +326,7 @@ def create_array(
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool | None = None,
+    cache: bool | str | None = None,
     data: Any = None,
     chunk_grid: str | None = None,
 ) -> Array:
@@ -393,6 +394,9 @@ def create_array(
         Passed to fsspec for URLs.
     write_empty_chunks
         Store chunks equal to the fill value (default: don't, and delete stale ones).
+    cache
+        Read through the process's chunk cache: ``True``, ``"revalidate"`` or
+        ``False``; ``None``: the setting ``cache`` (:attr:`Array.cache`).
     data
         Values to write after creating the array.
     chunk_grid
@@ -448,7 +452,7 @@ def create_array(
     # codec objects given keep what their JSON does not hold (a conditional codec's decision)
     given = [*_as_list(filters), *_as_list(serializer), *_as_list(compressors)]
     live = codecs if any(isinstance(c, Codec) for c in given) else None
-    array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks, codecs=live)
+    array = Array(store, path, metadata, attributes, write_empty_chunks=write_empty_chunks, codecs=live, cache=cache)
     write_node(store, path, zarr_format, metadata, attributes, overwrite=overwrite, kind="an array")
     if data is not None:
         array[...] = data

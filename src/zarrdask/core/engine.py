@@ -65,6 +65,7 @@ from ..errors import ChunkNotFoundError, SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
 from ..indexing.span import ElementSpan
 from ..storage.abc import Store
+from ..storage.cache import invalidate
 from ..storage.capabilities import BACKGROUND_UPLOADS, CONDITIONAL_WRITES, IN_PLACE_READS, STREAMING
 from .consistent import read_consistently_many
 from .layout import ArrayLayout
@@ -532,15 +533,18 @@ class _Writes:
         keys = [c.key for c in chunks]
         empty: list[str] = []
         store: Any = self.store
-        with store.locked(keys, across_processes=False), store.uploads(self.options.io_concurrency) as uploads:
-            pipeline = Pipeline(threads=self.options.threads)
-            try:
-                for chunk in chunks:
-                    pipeline.submit(self._hand_over, chunk, uploads, empty)
-            finally:
-                pipeline.wait()
-            if empty:
-                store.delete_many(sorted(empty))
+        try:
+            with store.locked(keys, across_processes=False), store.uploads(self.options.io_concurrency) as uploads:
+                pipeline = Pipeline(threads=self.options.threads)
+                try:
+                    for chunk in chunks:
+                        pipeline.submit(self._hand_over, chunk, uploads, empty)
+                finally:
+                    pipeline.wait()
+                if empty:
+                    store.delete_many(sorted(empty))
+        finally:  # what was stored, even if not all of it: the chunk cache drops the keys
+            invalidate(store, keys)
 
     def _hand_over(self, chunk: _Chunk, uploads: Any, empty: list[str]) -> None:
         encoded = self._encode(chunk)
@@ -612,7 +616,12 @@ class _Writes:
                 kept = chunk._replace(spec=replace(chunk.spec, write_empty=True))
                 new = self._encode(kept, old)
             items[chunk.key] = (new, version)
-        return self.conditional.set_if(items) if items else []
+        if not items:
+            return []
+        try:
+            return self.conditional.set_if(items)
+        finally:
+            invalidate(self.store, list(items))
 
 
 def rewrite(
@@ -654,7 +663,10 @@ def _store_encoded(store: Store, keys: Sequence[str], encoded: Sequence[Any]) ->
     """Store encoded chunks; ``None`` means all fill value: delete the key."""
     to_set = {k: v for k, v in zip(keys, encoded) if v is not None}
     to_delete = [k for k, v in zip(keys, encoded) if v is None]
-    if to_set:
-        store.set_many(to_set)
-    if to_delete:
-        store.delete_many(to_delete)
+    try:
+        if to_set:
+            store.set_many(to_set)
+        if to_delete:
+            store.delete_many(to_delete)
+    finally:  # also after a failure: some of them may have been stored
+        invalidate(store, keys)

@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..metadata import ArrayMetadataV2, ArrayMetadataV3, GroupMetadataV2, GroupMetadataV3, validate_node_name
 from ..storage.abc import Store
+from ..storage.cache import invalidate_prefix
 from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 
@@ -372,6 +373,7 @@ def clear_node(store: Store, path: str) -> None:
     else:
         store.delete_prefix("")
     store.delete_many(node_keys(path))
+    invalidate_prefix(store, path + "/" if path else "")
 
 
 def write_node(store: Store, path: str, zarr_format: int, metadata: Any, attributes: dict[str, Any], *,

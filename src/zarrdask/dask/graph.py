@@ -113,6 +113,7 @@ def from_zarr(
     name: str | None = None,
     inline_array: bool = True,
     read_missing_chunks: bool | None = None,
+    cache: bool | str | None = None,
 ) -> da.Array:
     """A dask array reading a Zarr array.
 
@@ -149,6 +150,12 @@ def from_zarr(
         ``zarrdask.config`` setting as it is when the graph is built; either
         way the graph carries the value, so workers in other processes read
         as this process would.
+    cache
+        Read through the chunk cache of the process running each task
+        (``True``, ``"revalidate"``, ``False``; ``None``: the array's own
+        setting, else the setting ``cache``): blocks of overlapping
+        computations, and repeated computations, read each stored chunk once
+        per process (docs/performance.md, "Chunk cache").
 
     Returns
     -------
@@ -157,6 +164,8 @@ def from_zarr(
     array = open_source(source, path, storage_options)
     strict = array.read_missing_chunks if read_missing_chunks is None else bool(read_missing_chunks)
     array = array.with_config({"read_missing_chunks": strict})  # the graph's own value, whatever the workers' config
+    if cache is not None:  # the graph holds the array with its cache setting
+        array = source = array.with_cache(cache)
     if chunks is None:
         chunks = array.shards or array.chunks
     if name is None:

@@ -42,6 +42,7 @@ from ..errors import (
 )
 from ..indexing import normalize_selection
 from ..storage import MemoryStore
+from ..storage.cache import invalidate_prefix
 from ..storage.keys import normalize_path
 from ..storage.zarr_python import zarr_python_location
 from .alignment import Units, aligned_chunks, is_aligned, misaligned_blocks
@@ -260,6 +261,8 @@ def to_zarr(
         return_stored=return_stored,
         **kwargs,
     )
+    if compute:  # written by other processes too (a cluster): this process's cache drops the array's chunks
+        invalidate_prefix(target.store, target.layout.prefix)
     return target if compute and not return_stored else stored
 
 
@@ -339,9 +342,11 @@ def _write_resumable(
         stored = stored_array(target, aligned.chunks, start, None if compute else final)
         if compute:
             dask.compute(final, **compute_kwargs)
+            invalidate_prefix(target.store, target.layout.prefix)
         return stored
     if compute:
         dask.compute(final, **compute_kwargs)
+        invalidate_prefix(target.store, target.layout.prefix)
         return target
     return final
 

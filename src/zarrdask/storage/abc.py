@@ -80,7 +80,7 @@ capability ``process_locks``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ReadOnlyError
 from .byte_range import ByteRequest, slice_ranges
@@ -174,6 +174,28 @@ class Store(ABC):
         """Size in bytes of a value, or ``None`` if the key is missing."""
         value = self.get(key)
         return None if value is None else len(value)
+
+    # -- versions (the chunk cache's revalidation) ---------------------------
+    def get_with_versions(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """``(value, version)`` of each key: the value as :meth:`get_many`
+        reads it and the store's name of that version of it (an ETag, a
+        file's identity, size and modification time), ``None`` where the
+        store has none; ``(None, None)`` for a missing key. The default
+        knows no versions."""
+        return [(value, None) for value in self.get_many(keys)]
+
+    def get_if_changed(
+        self, keys: Sequence[str], versions: Sequence[Any], *, fetch: bool = True
+    ) -> list[tuple[bool, bytes | None, Any]]:
+        """Whether each key still holds the version given, asked without
+        reading the value where the store can (a conditional request answered
+        "not modified", a file's status): ``(False, None, version)`` for a key
+        that does, else ``(True, value, new version)`` — the value ``None``
+        when the key is missing or ``fetch`` is False. The default cannot
+        ask: every key counts as changed (and is read when ``fetch``)."""
+        if not fetch:
+            return [(True, None, None) for _ in keys]
+        return [(True, value, version) for value, version in self.get_with_versions(keys)]
 
     # -- writes ------------------------------------------------------------
     def _check_writable(self, key: str = "") -> None:

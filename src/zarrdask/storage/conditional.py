@@ -40,7 +40,7 @@ from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest,
 from .readers import ValueReader
 from .retry import describe, error_code, http_status, retry_batch
 
-__all__ = ["ConditionalReader", "backend_for", "Reply"]
+__all__ = ["ConditionalReader", "backend_for", "Reply", "MISSING", "NOT_MODIFIED"]
 
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(?:\d+-\d+|\*)/(\d+)\s*$")
 _CONCURRENCY = 16
@@ -70,6 +70,8 @@ class _Answer:
 
 
 MISSING = _Answer("MISSING")
+#: ``If-None-Match`` named the current version (HTTP 304): the value is unchanged
+NOT_MODIFIED = _Answer("NOT_MODIFIED")
 PRECONDITION_FAILED = _Answer("PRECONDITION_FAILED")
 UNSATISFIABLE = _Answer("UNSATISFIABLE")
 
@@ -112,14 +114,17 @@ async def _gather(calls: list[Callable[[], Awaitable[Any]]]) -> list[Any]:
 
 
 class _Backend:
-    """How one kind of server is asked: ``get(range_header, if_match)`` and
-    ``head(if_match)``, coroutines answering a :class:`Reply` or an answer."""
+    """How one kind of server is asked: ``get(range_header, if_match,
+    if_none_match)`` and ``head(if_match)``, coroutines answering a
+    :class:`Reply` or an answer (``NOT_MODIFIED`` when ``if_none_match``
+    names the current version: the chunk cache's revalidation)."""
 
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
         self.path = path
 
-    async def get(self, header: str | None, if_match: str | None) -> Reply | _Answer:
+    async def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None
+                  ) -> Reply | _Answer:
         raise NotImplementedError
 
     async def head(self, if_match: str | None) -> Reply | _Answer:
@@ -135,23 +140,27 @@ class _Backend:
 class _HttpBackend(_Backend):
     """fsspec's ``HTTPFileSystem``: its aiohttp session and request options."""
 
-    def _options(self, if_match: str | None, header: str | None = None) -> dict[str, Any]:
+    def _options(self, if_match: str | None, header: str | None = None, if_none_match: str | None = None
+                 ) -> dict[str, Any]:
         kw = dict(self.fs.kwargs)
         headers = dict(kw.pop("headers", None) or {})
         if header is not None:
             headers["Range"] = header
         if if_match is not None:
             headers["If-Match"] = if_match
+        if if_none_match is not None:
+            headers["If-None-Match"] = if_none_match
         kw["headers"] = headers
         return kw
 
     @staticmethod
     def _answer(status: int) -> _Answer | None:
-        return {404: MISSING, 410: MISSING, 412: PRECONDITION_FAILED, 416: UNSATISFIABLE}.get(status)
+        return {304: NOT_MODIFIED, 404: MISSING, 410: MISSING, 412: PRECONDITION_FAILED, 416: UNSATISFIABLE}.get(status)
 
-    async def get(self, header: str | None, if_match: str | None) -> Reply | _Answer:
+    async def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None
+                  ) -> Reply | _Answer:
         session = await self.fs.set_session()
-        async with session.get(self.fs.encode_url(self.path), **self._options(if_match, header)) as r:
+        async with session.get(self.fs.encode_url(self.path), **self._options(if_match, header, if_none_match)) as r:
             answer = self._answer(r.status)
             if answer is not None:
                 return answer
@@ -191,6 +200,8 @@ class _S3Backend(_Backend):
         cause: BaseException | None = error
         while cause is not None:
             status, code = http_status(cause), error_code(cause)
+            if status == 304 or code in ("304", "NotModified"):
+                return NOT_MODIFIED
             if status == 412 or code == "PreconditionFailed":
                 return PRECONDITION_FAILED
             if status == 416 or code == "InvalidRange":
@@ -200,7 +211,8 @@ class _S3Backend(_Backend):
             cause = cause.__cause__
         return None
 
-    async def _call(self, method: str, header: str | None, if_match: str | None) -> dict[str, Any] | _Answer:
+    async def _call(self, method: str, header: str | None, if_match: str | None, if_none_match: str | None = None
+                    ) -> dict[str, Any] | _Answer:
         """``method`` (``get_object``, ``head_object``) through s3fs's
         ``_call_s3``; an answer instead of the response for a missing
         object, a failed precondition or a range past the end."""
@@ -209,6 +221,8 @@ class _S3Backend(_Backend):
             params["Range"] = header
         if if_match is not None:
             params["IfMatch"] = if_match
+        if if_none_match is not None:
+            params["IfNoneMatch"] = if_none_match
         try:
             return await self.fs._call_s3(method, **params)
         except Exception as e:
@@ -217,8 +231,9 @@ class _S3Backend(_Backend):
                 raise
             return answer
 
-    async def get(self, header: str | None, if_match: str | None) -> Reply | _Answer:
-        response = await self._call("get_object", header, if_match)
+    async def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None
+                  ) -> Reply | _Answer:
+        response = await self._call("get_object", header, if_match, if_none_match)
         if isinstance(response, _Answer):
             return response
         body = response["Body"]
@@ -293,6 +308,11 @@ class ConditionalReader(ValueReader):
             return reply.data
         start, stop = resolve(request, len(reply.data))
         return reply.data[start:stop]
+
+    @property
+    def version(self) -> str | None:  # type: ignore[override]
+        """The strong ETag of the version the first read saw (``None``: none, or not read yet)."""
+        return self._etag if _strong(self._etag) else None
 
     # -- ValueReader -------------------------------------------------------
     def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:

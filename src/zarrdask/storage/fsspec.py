@@ -50,6 +50,7 @@ from .capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, Stre
 from .conditional import ConditionalReader, backend_for
 from .keys import validate_key, validate_prefix
 from .readers import ValueReader
+from .versions import etag_get_if_changed, etag_get_with_versions
 from .retry import RetriesExhausted, describe, key_failure, retry_batch, retry_call
 
 T = TypeVar("T")
@@ -460,6 +461,25 @@ class FsspecStore(StreamingReads, BackgroundUploads, Store):
         if backend is None:
             return super().reader(key)
         return ConditionalReader(self, key, backend)
+
+    def _backends(self, keys: Sequence[str]) -> list[Any] | None:
+        """The conditional-request backends of ``keys`` (S3, HTTP), or ``None``."""
+        backends = [backend_for(self.fs, self._path(key)) for key in keys]
+        return None if not backends or backends[0] is None else backends
+
+    def get_with_versions(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """On S3 and HTTP each value with its strong ETag (one ``GET`` each)."""
+        backends = self._backends(keys)
+        return super().get_with_versions(keys) if backends is None else etag_get_with_versions(self, keys, backends)
+
+    def get_if_changed(
+        self, keys: Sequence[str], versions: Sequence[Any], *, fetch: bool = True
+    ) -> list[tuple[bool, bytes | None, Any]]:
+        """On S3 and HTTP one ``GET`` with ``If-None-Match`` per key (``304``: unchanged)."""
+        backends = self._backends(keys)
+        if backends is None:
+            return super().get_if_changed(keys, versions, fetch=fetch)
+        return etag_get_if_changed(self, keys, backends, versions, fetch)
 
     @property
     def location(self) -> Hashable:

@@ -10,8 +10,7 @@ Writes are atomic: a value is written to a temporary file
 ``.<name>.<uuid>.tmp`` next to its destination and moved into place with
 ``os.replace``, so a reader sees either the old value or the new one, never a
 partial file, and a failed write leaves the old value intact. Temporary files
-never appear in listings. Byte ranges are served with positional reads
-(``os.pread``) without reading the whole file.
+never appear in listings. Byte ranges are read with ``os.pread``.
 
 Symbolic links
 --------------
@@ -25,19 +24,19 @@ removed by a delete, never what it names (``docs/guarantees.md``, "Symbolic
 links", has the table).
 
 ``LocalStore(..., outside_links="read")`` follows links out of the root for
-reads (a hierarchy assembled from links to data elsewhere); writes and
-deletes never leave the root.
+reads (a hierarchy assembled from links to data elsewhere); writes and deletes never leave the root.
 
-Listings do not descend into linked directories (as before), and list
-linked files, except those resolving outside the root unless
-``outside_links="read"``. ``delete_prefix`` removes links, never what they
-name, and refuses a prefix whose directory resolves outside the root.
+Listings do not descend into linked directories, and list linked files,
+except those resolving outside the root unless ``outside_links="read"``.
+``delete_prefix`` removes links, never what they name, and refuses a prefix
+whose directory resolves outside the root. A value's version: its file's
+identity, size and modification time (:mod:`~zarrdask.storage.versions`).
 
 Consistency and locks
 ---------------------
 :meth:`LocalStore.reader` keeps one file descriptor open: writes replace
 files by rename, so the descriptor keeps reading the version it opened
-(exact). :meth:`LocalStore.locked` takes in-process locks and, across
+(exact). :meth:`LocalStore.locked` takes in-process locks, and across
 processes, an ``flock`` on a lock file per key
 (:class:`~zarrdask.storage.locks.FileLocks`): ``.<name>.zarrdask-lock`` next
 to the key's file ``<name>``, in the key's directory (created if need be,
@@ -93,6 +92,7 @@ from .files import (
 from .keys import validate_key, validate_prefix
 from .locks import HAVE_FILE_LOCKS, FileLocks
 from .readers import ValueReader
+from .versions import FileVersions, file_version
 
 __all__ = ["LocalStore"]
 
@@ -124,7 +124,7 @@ class _FileReader(ValueReader):
         fd, self._stat = self.store._open_file(self.key, self.path)  # type: ignore[attr-defined]
         if fd is None:
             return None
-        self._fd = fd
+        self._fd, self.version = fd, file_version(self._stat)
         return self.store._pread_ranges(self.key, fd, self._stat.st_size, ranges)  # type: ignore[attr-defined]
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
@@ -161,7 +161,7 @@ class _FileReader(ValueReader):
             os.close(fd)
 
 
-class LocalStore(InPlaceReads, ExactReaders, ProcessLocks, Store):
+class LocalStore(FileVersions, InPlaceReads, ExactReaders, ProcessLocks, Store):
     """A store whose keys are files under a root directory.
 
     Parameters

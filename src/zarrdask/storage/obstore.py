@@ -100,6 +100,7 @@ from .obstore_requests import (
     translate,
 )
 from .readers import ValueReader
+from .versions import etag_get_if_changed, etag_get_with_versions
 from .retry import describe, gather_retrying, is_transient, raise_first_failure, retry_call
 
 __all__ = ["ObstoreStore"]
@@ -405,6 +406,20 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         validate_prefix(prefix)
         self._check_writable(prefix)
         self.delete_many(list(self.list_prefix(prefix)))
+
+    # -- versions (the chunk cache's revalidation) ---------------------------
+    def get_with_versions(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """Each value with its strong ETag (one ``GET`` each)."""
+        keys = [validate_key(key) for key in keys]
+        return etag_get_with_versions(self, keys, [ObstoreBackend(self.obstore_store, key) for key in keys])
+
+    def get_if_changed(
+        self, keys: Sequence[str], versions: Sequence[Any], *, fetch: bool = True
+    ) -> list[tuple[bool, bytes | None, Any]]:
+        """One ``GET`` with ``if_none_match`` per key (``NotModifiedError``: unchanged)."""
+        keys = [validate_key(key) for key in keys]
+        backends = [ObstoreBackend(self.obstore_store, key) for key in keys]
+        return etag_get_if_changed(self, keys, backends, versions, fetch)
 
     # -- conditional writes ------------------------------------------------
     def get_versioned(self, keys: Sequence[str]) -> list[tuple[Any, Any]]:

@@ -44,7 +44,7 @@ from typing import Any, Awaitable, Callable, Hashable, NoReturn
 
 from .. import config
 from ..errors import StoreError
-from .conditional import MISSING, PRECONDITION_FAILED, UNSATISFIABLE, Reply
+from .conditional import MISSING, NOT_MODIFIED, PRECONDITION_FAILED, UNSATISFIABLE, Reply
 from .retry import gather_retrying
 
 __all__ = [
@@ -196,8 +196,10 @@ def raise_translated(error: BaseException) -> NoReturn:
 
 
 def answer_for(error: BaseException) -> Any:
-    """``MISSING``, ``PRECONDITION_FAILED`` or ``UNSATISFIABLE``
+    """``MISSING``, ``NOT_MODIFIED``, ``PRECONDITION_FAILED`` or ``UNSATISFIABLE``
     (:mod:`zarrdask.storage.conditional`) when ``error`` is such an answer, else ``None``."""
+    if type(error).__name__ == "NotModifiedError":  # If-None-Match named the current version
+        return NOT_MODIFIED
     error = translate(error)
     if isinstance(error, FileNotFoundError):
         return MISSING
@@ -262,12 +264,14 @@ class ObstoreBackend:
         self.path = path
         self._versions: dict[str, str] = {}
 
-    async def get(self, header: str | None, if_match: str | None) -> Any:
+    async def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None) -> Any:
         import obstore
 
         options: dict[str, Any] = {}
         if header is not None:
             options["range"] = _obstore_range(header)
+        if if_none_match is not None:
+            options["if_none_match"] = if_none_match
         if if_match is not None:
             options["if_match"] = if_match
             version = self._versions.get(if_match)

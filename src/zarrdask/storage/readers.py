@@ -19,7 +19,7 @@ See :mod:`zarrdask.storage.abc` for which store gives which.
 from __future__ import annotations
 
 import threading
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from ..errors import StoreError, ValueChangedError
 from .byte_range import ByteRequest
@@ -55,6 +55,10 @@ class ValueReader:
     ----------
     key : str
         The key read.
+    version
+        The store's version of the value the first ``read()`` saw, where the
+        reader knows it (``LocalStore``: the file's identity, size and
+        modification time; S3 and HTTP: a strong ETag); else ``None``.
     exact : bool
         True: every ``read()`` is served from the version of the value the
         first ``read()`` saw (or raises
@@ -71,6 +75,9 @@ class ValueReader:
     """
 
     exact: bool = False
+    #: the store's version of the value the first read saw (see
+    #: ``Store.get_with_versions``), where the reader knows it; else ``None``
+    version: Any = None
 
     def __init__(self, store: _Values, key: str) -> None:
         self.store = store

@@ -59,6 +59,10 @@ class ForwardingReader(ValueReader):
     def exact(self) -> bool:
         return self.inner.exact
 
+    @property  # type: ignore[override]
+    def version(self) -> Any:
+        return self.inner.version
+
     def read(self, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         ranges = list(ranges)
         found = self.inner.read(ranges)
@@ -169,6 +173,17 @@ class WrapperStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         """The wrapped store's (where it declares ``conditional_writes``)."""
         store: Any = self.store
         return store.get_versioned(self._inner_keys([validate_key(key) for key in keys]))
+
+    def get_with_versions(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """The wrapped store's."""
+        return self.store.get_with_versions(self._inner_keys([validate_key(key) for key in keys]))
+
+    def get_if_changed(
+        self, keys: Sequence[str], versions: Sequence[Any], *, fetch: bool = True
+    ) -> list[tuple[bool, bytes | None, Any]]:
+        """The wrapped store's."""
+        inner = self._inner_keys([validate_key(key) for key in keys])
+        return self.store.get_if_changed(inner, versions, fetch=fetch)
 
     def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
         """The wrapped store's (where it declares ``conditional_writes``), after
@@ -502,6 +517,22 @@ class CountingStore(WrapperStore):
         nbytes = sum(len(v) for v, _ in found if v is not None)
         self._add(get_many_calls=1, keys_requested=len(found), bytes_read=nbytes)
         self._log("get_versioned %d keys %s -> %d bytes", len(found), self._shown(list(keys)), nbytes)
+        return found
+
+    def get_with_versions(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """Counted as a ``get_many`` call."""
+        found = super().get_with_versions(keys)
+        nbytes = sum(len(v) for v, _ in found if v is not None)
+        self._add(get_many_calls=1, keys_requested=len(found), bytes_read=nbytes)
+        return found
+
+    def get_if_changed(
+        self, keys: Sequence[str], versions: Sequence[Any], *, fetch: bool = True
+    ) -> list[tuple[bool, bytes | None, Any]]:
+        """Counted as a ``get_many`` call (of the keys asked about)."""
+        found = super().get_if_changed(keys, versions, fetch=fetch)
+        nbytes = sum(len(v) for _, v, _ in found if v is not None)
+        self._add(get_many_calls=1, keys_requested=len(found), bytes_read=nbytes)
         return found
 
     def set_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:

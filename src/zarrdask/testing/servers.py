@@ -88,6 +88,8 @@ class Request(NamedTuple):
     bytes_sent: int
     bytes_received: int
     fault: str | None
+    #: the ``If-None-Match`` header (a revalidating read), if any
+    if_none_match: str | None = None
 
 
 class RequestLog:
@@ -275,6 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.settings.log.add(Request(
             self.command, self.path, self.headers.get("Range"), self.headers.get("If-Match"),
             self._start, time.monotonic(), status, sent, self._received, self._fault,
+            self.headers.get("If-None-Match"),
         ))
 
     def _answer(self, status: int, headers: dict[str, str], body: bytes = b"",

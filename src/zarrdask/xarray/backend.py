@@ -460,7 +460,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         "filename_or_obj", "drop_variables", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "decode_timedelta", "use_cftime", "group", "mode", "consolidated",
         "storage_options", "zarr_format", "store", "engine", "use_zarr_fill_value_as_mask",
-        "cache_members", "read_missing_chunks",
+        "cache_members", "read_missing_chunks", "chunk_cache",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -496,6 +496,7 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         use_zarr_fill_value_as_mask: bool | None = None,
         cache_members: bool = True,
         read_missing_chunks: bool | None = None,
+        chunk_cache: bool | str | None = None,
     ) -> Any:
         """Open a group as a Dataset.
 
@@ -512,11 +513,18 @@ class ZarrdaskBackendEntrypoint(BackendEntrypoint):
         variable (eagerly or through dask, ``chunks={}``) that needs a chunk
         that is not stored raises :class:`~zarrdask.errors.ChunkNotFoundError`;
         ``None``: the ``zarrdask.config`` setting.
+        ``chunk_cache`` (zarrdask's own; xarray's ``cache`` is another thing):
+        read the variables through the process's chunk cache — ``True``,
+        ``"revalidate"`` or ``False``; ``None``: the setting ``cache``
+        (docs/performance.md, "Chunk cache").
         """
         node, listing = _open_node(store if store is not None else filename_or_obj, group=group, mode=mode,
                                    consolidated=consolidated, zarr_format=zarr_format,
                                    storage_options=storage_options)
         arrays = [(n, a) for n, a in _members(node, listing, 0) if isinstance(a, Array)]
+        if chunk_cache is not None:
+            arrays = [(n, a.with_cache(chunk_cache)) for n, a in arrays]
+            node = node.with_cache(chunk_cache) if isinstance(node, Array) else node
         # NCZarr dimension references are looked for when reading only, as engine="zarr" does
         data = ZarrdaskDataStore(node, use_zarr_fill_value_as_mask, try_nczarr=node.read_only,
                                  arrays=arrays if isinstance(node, Group) else None,

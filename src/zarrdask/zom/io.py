@@ -51,6 +51,7 @@ from ..metadata import (
     validate_node_name,
 )
 from ..storage import store_from
+from ..storage.cache import invalidate_prefix
 from ..storage.keys import normalize_path
 from ._frozen import thaw
 from .diff import diff
@@ -324,6 +325,7 @@ def _apply(store: Any, root: str, docs: dict[str, bytes], changes: _Changes) -> 
         raise ReadOnlyError(f"cannot write the hierarchy at '/{root}': {store!r} is read-only")
     for p in changes.delete_trees:
         store.delete_prefix(p + "/" if p else "")
+        invalidate_prefix(store, p + "/" if p else "")
     stale = [_key(p, n) for p in changes.delete_trees + changes.delete_docs for n in _META_NAMES]
     stale = [k for k in stale if k not in docs]
     if stale:
