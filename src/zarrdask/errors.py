@@ -186,6 +186,9 @@ class ChunkNotFoundError(ZarrdaskError, ValueError):
         super().__init__(message)
         self.missing = tuple(missing)
 
+    def __reduce__(self) -> tuple:  # across processes (dask, distributed) with what it lists
+        return (type(self), (str(self), self.missing))
+
     @property
     def keys(self) -> tuple[str, ...]:
         """The store keys of the missing chunks (shards, for inner chunks), each once."""

@@ -261,3 +261,12 @@ def test_verify_reports_missing_chunks_when_strict(tmp_path):
     result = run("verify", "--strict", str(path))
     assert result.exit_code == 1
     assert "c/0/0: ChunkNotFoundError" in result.output and "c/1/1 inner chunk (1, 0)" in result.output
+
+
+def test_error_pickles_with_what_it_lists():
+    import pickle
+
+    from zarrdask.errors import ChunkNotFoundError
+
+    e = pickle.loads(pickle.dumps(ChunkNotFoundError("msg", [("c/0", None), ("c/1", (1, 0))])))
+    assert str(e) == "msg" and e.missing == (("c/0", None), ("c/1", (1, 0))) and e.keys == ("c/0", "c/1")
