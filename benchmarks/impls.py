@@ -67,6 +67,7 @@ class Zarrdask(Impl):
         import zarrdask.config
 
         zarrdask.config.set(threads=threads)
+        zarrdask.open_array  # the format core and its codecs, which `import zarrdask` loads on first use
         self.zarrdask = zarrdask
 
     def config_summary(self) -> dict[str, Any]:
