@@ -18,8 +18,8 @@ same array sharded (shards 2048x2048). Rows:
 
 Per row, store and mode: the best time of ``--repeat`` (the cache emptied
 before each), requests (the proxy's log for S3, a ``CountingStore`` for local
-files: keys and ranges asked for) and the process's peak RSS growth over the
-row. The table also gives the time of a cache hit (the second read served
+files: keys and ranges asked for), the bytes the cache holds after it, and the
+process's peak RSS growth over the row. The table also gives the time of a cache hit (the second read served
 from stored bytes: decoding only) against the decode-free copy of the same
 window, to show what caching stored rather than decoded bytes costs.
 """
@@ -64,7 +64,7 @@ def _dask(a: Any, mode: Any) -> None:
 def _measure(run: Callable[[], None], before: Callable[[], None], count: Callable[[], int], repeat: int) -> dict:
     from zarrdask.storage.cache import chunk_cache
 
-    best, requests, peak = float("inf"), 0, 0
+    best, requests, peak, held = float("inf"), 0, 0, 0
     for _ in range(repeat):
         chunk_cache().clear()
         before()
@@ -75,7 +75,8 @@ def _measure(run: Callable[[], None], before: Callable[[], None], count: Callabl
         best = min(best, time.perf_counter() - t0)
         requests = count() - start
         peak = max(peak, read_peak() - base)
-    return {"seconds": best, "requests": requests, "peak_rss_mib": peak / 1024}
+        held = max(held, chunk_cache().nbytes)
+    return {"seconds": best, "requests": requests, "peak_rss_mib": peak / 1024, "cache_mib": held / 2**20}
 
 
 def _rows(open_array: Callable[[Any], Any], count: Callable[[], int], repeat: int) -> list[dict]:
@@ -162,13 +163,14 @@ def run(latency: float, repeat: int) -> dict:
 
 
 def table(results: dict) -> str:
-    lines = ["| store | row | cache | time (s) | requests | peak RSS growth (MiB) | speed-up vs off |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    lines = ["| store | row | cache | time (s) | requests | held by the cache (MiB) | peak RSS growth (MiB) "
+             "| speed-up vs off |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     off = {(r["store"], r["row"]): r["seconds"] for r in results["rows"] if r["cache"] == "off"}
     for r in results["rows"]:
         ratio = off[(r["store"], r["row"])] / r["seconds"] if r["seconds"] else float("inf")
         lines.append(f"| {r['store']} | {r['row']} | {r['cache']} | {r['seconds']:.3f} | {r['requests']} | "
-                     f"{r['peak_rss_mib']:.0f} | {ratio:.1f}x |")
+                     f"{r.get('cache_mib', 0):.1f} | {r['peak_rss_mib']:.0f} | {ratio:.1f}x |")
     h = results["hit_cost"]
     lines.append("")
     lines.append(f"A cached 1024² window (chunked, zstd): {h['hit_seconds'] * 1e3:.1f} ms from "
