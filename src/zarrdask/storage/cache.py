@@ -163,6 +163,27 @@ class ChunkCache:
             self.misses += 1
             return None
 
+    def ranges_of(self, where: Hashable, key: str) -> list[tuple[Part, Cached]]:
+        """Every cached part of ``key`` with its entry — ``None`` for the whole
+        value, ``("range", start, requested stop)``, ``("offset", start)``,
+        ``("suffix", length)`` — all of one token (one read, one version of
+        the value). Not marked as used: :meth:`touch` marks the parts a read
+        used. O(entries of ``key``)."""
+        with self._lock:
+            parts = self._parts.get((where, key))
+            return [(part, self._entries[(where, key, part)]) for part in parts] if parts else []
+
+    def touch(self, where: Hashable, key: str, parts: Iterable[Part], misses: int = 0) -> None:
+        """Mark ``parts`` of ``key`` recently used (those still cached), a hit
+        each, and count ``misses`` (the pieces a read had to fetch)."""
+        with self._lock:
+            for part in parts:
+                name = (where, key, part)
+                if name in self._entries:
+                    self._entries.move_to_end(name)
+                    self.hits += 1
+            self.misses += misses
+
     def put_range(self, where: Hashable, key: str, request: ByteRequest, data: Any, version: Any, token: Any,
                   since: int | None = None) -> None:
         """Keep the bytes read for ``request`` of ``key`` (``since`` as for

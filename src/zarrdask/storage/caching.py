@@ -35,11 +35,13 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterator, Mapping, Sequence
 
+from .. import config
 from .abc import Store
 from .byte_range import ByteRequest
 from .cache import ChunkCache, address, chunk_cache, invalidate, invalidate_prefix
 from .capabilities import StreamingReads
 from .keys import validate_key
+from .pieces import Plan, plan
 from .readers import ValueReader
 from .wrappers import WrapperStore
 
@@ -202,31 +204,52 @@ class CachingReader(ValueReader):
     def version(self) -> Any:
         return self._token if self._inner is None else self._inner.version
 
-    def _cached(self, ranges: list[ByteRequest], token: Any = ...) -> list[Any] | None:
-        """The cached entries of ``ranges``, if every one is cached (from one
-        read, or with ``token``)."""
+    def _plan(self, ranges: list[ByteRequest], token: Any = ...) -> tuple[Plan, Any]:
+        """What of ``ranges`` the cached pieces of the key cover (those of
+        ``token``, if given), what is left to fetch, and one of the pieces'
+        entries (their token and version; ``None``: no pieces)."""
+        held = self._caching.cache.ranges_of(*self._name)
+        if held and token is not ... and held[0][1].token != token:
+            held = []  # the key's entries are of another read now: nothing of them joins this one
+        return plan(ranges, held, int(config.get("coalesce_gap"))), held[0][1] if held else None
+
+    def _answer(self, step: Plan, fetched: list[Any] | None, since: int) -> list[bytes]:
+        """The bytes of the ranges planned, the cached pieces used marked, the fetched ones kept."""
         cache = self._caching.cache
-        hits = []
-        for request in ranges:
-            entry = cache.get_range(*self._name, request)
-            if entry is None or (token is not ... and entry.token != token):
-                return None
-            hits.append(entry)
-        return hits if all(h.token == hits[0].token for h in hits) else None
+        out, used, kept = step.answer(fetched or [])
+        cache.touch(*self._name, used, misses=len(kept))
+        for request, data in kept:
+            cache.put_range(*self._name, request, data, self._inner.version, self._token, since)  # type: ignore[union-attr]
+        return out
 
     def _read_first(self, ranges: list[ByteRequest]) -> list[bytes] | None:
-        hits = self._cached(ranges) if ranges else None
-        if hits:
-            token, version = hits[0].token, hits[0].version
+        if not ranges:
+            return self._read_inner(ranges)
+        step, held = self._plan(ranges)
+        if not step.covered:
+            return self._read_inner(ranges)
+        if not step.fetch:  # every range cached
             if self._caching.revalidate:
-                current = version is not None and not self._caching.store.get_if_changed(
-                    [self.key], [version], fetch=False)[0][0]
+                current = held.version is not None and not self._caching.store.get_if_changed(
+                    [self.key], [held.version], fetch=False)[0][0]
                 if not current:
                     self._caching.cache.invalidate(self._name[0], [self._name[1]])
                     return self._read_inner(ranges)
-            self._token = token
-            return [h.data for h in hits]
-        return self._read_inner(ranges)
+            self._token = held.token
+            return self._answer(step, None, 0)
+        if held.version is None:  # pieces of a reader without versions: cannot be joined to a new read
+            return self._read_inner(ranges)
+        since = self._caching.cache.epoch
+        self._inner = self._caching.store.reader(self.key)
+        fetched = self._inner.read(step.fetch)  # the gaps; their reader's version says if the pieces join them
+        if fetched is None:
+            self._caching.cache.invalidate(self._name[0], [self._name[1]])
+            return None
+        if not self._inner.exact or self._inner.version != held.token:
+            self._caching.cache.invalidate(self._name[0], [self._name[1]])  # another version: read it all anew
+            return self._read_inner(ranges)
+        self._token = held.token
+        return self._answer(step, fetched, since)
 
     def _read_inner(self, ranges: list[ByteRequest]) -> list[bytes] | None:
         """Read through the wrapped store's reader (opened on first use) and keep the ranges."""
@@ -245,21 +268,27 @@ class CachingReader(ValueReader):
         return found
 
     def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
-        hits = self._cached(ranges, self._token)
-        if hits is not None:
-            return [h.data for h in hits]
+        if self._inner is not None and not self._inner.exact:  # nothing cached joins a verifying read
+            found = self._inner.read(ranges)
+            if found is None:
+                raise self._changed("it has been deleted")
+            return found
+        step, _ = self._plan(ranges, self._token)
+        if not step.fetch:
+            return self._answer(step, None, 0)
+        since = self._caching.cache.epoch
         if self._inner is None:  # the first read came from the cache
             self._inner = self._caching.store.reader(self.key)
-            found = self._inner.read(ranges)
+            fetched = self._inner.read(step.fetch)
             version = self._inner.version
-            if found is None or version is None or version != self._token:
+            if fetched is None or version is None or version != self._token:
                 self._caching.cache.invalidate(self._name[0], [self._name[1]])
                 raise self._changed("the cached byte ranges are of another version than the value stored now")
-            return found
-        found = self._read_inner(ranges)
-        if found is None:
+            return self._answer(step, fetched, since)
+        fetched = self._inner.read(step.fetch)  # the reader's version: the one of the pieces (its token)
+        if fetched is None:
             raise self._changed("it has been deleted")
-        return found
+        return self._answer(step, fetched, since)
 
     def _same(self) -> bool:
         return True if self._inner is None else self._inner.unchanged()
