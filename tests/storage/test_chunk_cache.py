@@ -277,3 +277,191 @@ def test_a_shard_read_mixing_cached_and_new_ranges_is_one_read(tmp_path):
     np.testing.assert_array_equal(a[0:4, 8:12], np.arange(64 * 64, dtype="f8").reshape(64, 64)[0:4, 8:12])
     assert counting.counts["readers_opened"] == 1 and counting.counts["get_ranges_calls"] == 1
     assert counting.counts["ranges_requested"] == 1  # the index came from the cache
+
+
+# -- pieces: a range served from the cached ranges that cover parts of it, only the gaps fetched ----
+def test_pieces_plan_the_gaps_and_assemble_the_ranges():
+    from zarrdask.storage.byte_range import OffsetRequest
+    from zarrdask.storage.cache import Cached
+    from zarrdask.storage.pieces import plan
+
+    value = bytes(range(200))
+    held = [(("range", 10, 30), Cached(value[10:30], "v", "v")), (("range", 50, 60), Cached(value[50:60], "v", "v"))]
+    step = plan([RangeRequest(0, 40), RangeRequest(55, 20), RangeRequest(12, 5)], held, max_gap=0)
+    assert step.covered
+    assert step.fetch == [RangeRequest(0, 10), RangeRequest(30, 10), RangeRequest(60, 15)]
+    out, used, kept = step.answer([value[0:10], value[30:40], value[60:75]])
+    assert out == [value[0:40], value[55:75], value[12:17]]
+    assert sorted(used) == [("range", 10, 30), ("range", 50, 60)] and len(kept) == 3
+    # gaps closer than max_gap are fetched as one request
+    assert plan([RangeRequest(0, 40)], held, max_gap=100).fetch == [RangeRequest(0, 40)]
+    # everything covered: nothing to fetch
+    assert plan([RangeRequest(52, 4)], held, max_gap=0).fetch == []
+    # a suffix: placed once the size is known (a range clipped at the end reveals it), else fetched as it is
+    assert plan([SuffixRequest(8)], held, max_gap=0).fetch == [SuffixRequest(8)]
+    ended = held + [(("range", 190, 220), Cached(value[190:], "v", "v"))]
+    step = plan([SuffixRequest(8), OffsetRequest(195)], ended, max_gap=0)
+    assert step.fetch == []
+    assert step.answer([])[0] == [value[-8:], value[195:]]
+    # a suffix cached as such serves the same request without the size
+    same = [(("suffix", 16), Cached(value[-16:], "v", "v"))]
+    assert plan([SuffixRequest(8)], same, max_gap=0).answer([])[0] == [value[-8:]]
+    # a range past the end: the fetched gap comes back clipped, the range ends there
+    step = plan([RangeRequest(50, 500)], [(("range", 50, 60), Cached(value[50:60], "v", "v"))], max_gap=0)
+    assert step.fetch == [RangeRequest(60, 490)]
+    assert step.answer([value[60:]])[0] == [value[50:]]
+
+
+def test_ranges_of_lists_a_key_s_parts_and_touch_marks_them_used():
+    cache = ChunkCache(max_bytes=3 * (10 + ENTRY_OVERHEAD))
+    cache.put_range("w", "k", RangeRequest(0, 10), bytes(10), "v", "v")
+    cache.put_range("w", "k", RangeRequest(20, 10), bytes(10), "v", "v")
+    cache.put("w", "j", bytes(10))
+    assert sorted(p for p, _ in cache.ranges_of("w", "k")) == [("range", 0, 10), ("range", 20, 30)]
+    assert cache.ranges_of("w", "nothing") == []
+    hits = cache.hits
+    cache.touch("w", "k", [("range", 0, 10)], misses=2)
+    assert cache.hits == hits + 1 and cache.misses >= 2
+    cache.put("w", "i", bytes(10))  # the least recently used goes: ("range", 20, 30), not the touched one
+    assert [p for p, _ in cache.ranges_of("w", "k")] == [("range", 0, 10)]
+
+
+class _SpanLog(CountingStore):
+    """A CountingStore whose readers also log the byte spans they read: ``(key, start, stop)``."""
+
+    def reset(self):
+        super().reset()
+        self.spans = []
+
+    def reader(self, key):
+        from zarrdask.storage.wrappers import ForwardingReader
+
+        def on_read(ranges, found):
+            self._add(get_ranges_calls=1, ranges_requested=len(ranges), bytes_read=sum(map(len, found or [])))
+            for request, data in zip(ranges, found or []):
+                start = request.offset if isinstance(request, RangeRequest) else -len(data)  # a suffix: from the end
+                self.spans.append((key, start, start + len(data)))
+
+        return ForwardingReader(self, key, self.store.reader(key), on_read)
+
+
+def _union(spans):
+    """``{key: set of byte offsets}`` of ``(key, start, stop)`` spans (small arrays only)."""
+    out = {}
+    for key, start, stop in spans:
+        out.setdefault(key, set()).update(range(start, stop))
+    return out
+
+
+def _new_bytes(now, before):
+    return sum(len(offsets - before.get(key, set())) for key, offsets in now.items())
+
+
+_WINDOWS = [(slice(10 + 6 * i, 70 + 6 * i), slice(10 + 6 * i, 70 + 6 * i)) for i in range(8)]
+
+
+def _sharded(tmp_path):
+    data = np.random.default_rng(3).random((128, 128))  # does not compress: inner chunks of 512 bytes
+    zarrdask.create_array(LocalStore(tmp_path), shape=data.shape, chunks=(8, 8), shards=(64, 64), dtype="f8",
+                          compressors=None)[...] = data
+    return data
+
+
+@pytest.mark.parametrize("gap", [0, None])
+def test_overlapping_windows_of_a_sharded_array_fetch_only_what_is_new(tmp_path, gap):
+    data = _sharded(tmp_path)
+    runs = {}
+    with config.set(**({} if gap is None else {"coalesce_gap": gap})):
+        for cache in (False, True):
+            chunk_cache().clear()
+            store = _SpanLog(LocalStore(tmp_path))
+            a = zarrdask.open_array(store, mode="r", cache=cache)
+            runs[cache] = []
+            for w in _WINDOWS:
+                store.reset()
+                np.testing.assert_array_equal(a[w], data[w])
+                runs[cache].append((store.counts, store.spans))
+    seen = {}
+    for (off, off_spans), (on, on_spans) in zip(runs[False], runs[True]):
+        now = _union(off_spans)
+        assert on["bytes_read"] <= off["bytes_read"] and on["ranges_requested"] <= off["ranges_requested"]
+        if gap == 0 and seen:  # only the bytes no earlier window read (nothing merged across cached bytes)
+            assert on["bytes_read"] <= _new_bytes(now, seen)
+        for key, offsets in now.items():
+            seen.setdefault(key, set()).update(offsets)
+    requests = {cache: sum(c["ranges_requested"] for c, _ in run) for cache, run in runs.items()}
+    fetched = {cache: sum(c["bytes_read"] for c, _ in run) for cache, run in runs.items()}
+    assert requests[True] < requests[False] / 2 and fetched[True] < fetched[False] / 2, (requests, fetched)
+
+
+def test_a_caching_reader_joins_cached_pieces_only_to_the_same_version(tmp_path):
+    value = bytes(range(256)) * 4
+    LocalStore(tmp_path).set("k", value)
+    counting = CountingStore(LocalStore(tmp_path))
+    store = CachingStore(counting)
+    with store.reader("k") as r:
+        assert r.read([RangeRequest(0, 100)]) == [value[:100]]
+    counting.reset()
+    with store.reader("k") as r:  # the same version: only bytes 100..150 are fetched
+        assert r.read([RangeRequest(50, 100)]) == [value[50:150]]
+        assert r.read([RangeRequest(120, 60)]) == [value[120:180]]
+    assert counting.counts["bytes_read"] == 80 and counting.counts["ranges_requested"] == 2
+    new = bytes(255 - b for b in value)
+    LocalStore(tmp_path).set("k", new)  # bypassing the cache: only the version tells
+    counting.reset()
+    with store.reader("k") as r:  # the gap's version differs: the cached pieces go, the whole range is read anew
+        assert r.read([RangeRequest(150, 100)]) == [new[150:250]]
+        assert r.read([RangeRequest(0, 50)]) == [new[:50]]
+    assert all(entry.data == new[p[1]:p[2]] for p, entry in store.cache.ranges_of(*store._where("k")))
+
+
+@pytest.mark.parametrize("mode", [True, "revalidate"])
+def test_a_shard_rewritten_between_windows_is_never_mixed_with_its_old_pieces(tmp_path, mode):
+    data = _sharded(tmp_path)
+    a = zarrdask.open_array(LocalStore(tmp_path), mode="r", cache=mode)
+    np.testing.assert_array_equal(a[_WINDOWS[0]], data[_WINDOWS[0]])
+    other = tmp_path.parent / (tmp_path.name + "-new")
+    new = _sharded(other) * 0 - 1.0
+    zarrdask.open_array(LocalStore(other), mode="r+")[...] = new
+    for key in ("c/0/0", "c/0/1", "c/1/0", "c/1/1"):  # the shards replaced behind the cache's back
+        LocalStore(tmp_path).set(key, LocalStore(other).get(key))
+    news = 0
+    for w in _WINDOWS[1:]:
+        got = a[w]
+        news += int((got == -1).sum())
+        if mode == "revalidate":
+            np.testing.assert_array_equal(got, new[w])
+        for sy in (slice(0, 64), slice(64, 128)):  # each shard's part: all old or all new, never both
+            for sx in (slice(0, 64), slice(64, 128)):
+                part = np.zeros((128, 128), bool)
+                part[sy, sx] = True
+                inside = got[part[w]]
+                assert (inside == data[w][part[w]]).all() or (inside == new[w][part[w]]).all()
+    assert news  # cache=True: the reads that needed new pieces found the new version and started again
+
+
+def test_threads_reading_overlapping_windows_of_a_sharded_array(tmp_path):
+    data = _sharded(tmp_path)
+    a = zarrdask.open_array(LocalStore(tmp_path), mode="r", cache=True)
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(40):
+                y, x = rng.integers(0, 80, 2)
+                h, w = rng.integers(1, 48, 2)
+                np.testing.assert_array_equal(a[y:y + h, x:x + w], data[y:y + h, x:x + w])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    for budget in (1 << 20, 24 * (512 + ENTRY_OVERHEAD)):  # everything kept; pieces evicted while being read
+        chunk_cache().clear()
+        with config.set(cache_bytes=budget):
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert not errors, errors[0]
+        assert chunk_cache().nbytes <= budget

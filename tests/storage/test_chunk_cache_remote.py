@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrdask
-from zarrdask.storage import FsspecStore, ObstoreStore
+from zarrdask.storage import FsspecStore, MemoryStore, ObstoreStore
 from zarrdask.storage.cache import chunk_cache
 
 from ..cli._util import subprocess_env
@@ -118,3 +118,71 @@ def test_written_on_a_cluster_of_processes_then_read_in_the_client_and_workers(s
         np.testing.assert_array_equal(back, data)  # the workers wrote: their caches dropped what they wrote
         held = client.run(lambda: len(__import__("zarrdask.storage.cache").storage.cache.chunk_cache()))
         assert all(n > 0 for n in held.values())  # each worker process has a cache of its own
+
+
+# -- overlapping windows of a sharded array: only the byte spans not fetched before ----------------
+_WINDOWS = [(slice(10 + 6 * i, 70 + 6 * i), slice(10 + 6 * i, 70 + 6 * i)) for i in range(6)]
+
+
+def _ranged(requests):
+    """``(path, start, stop)`` of the ranged GETs with an explicit start (the inner chunks), and
+    the body bytes of all of them."""
+    spans = []
+    for r in requests:
+        if r.method == "GET" and r.range and r.range.startswith("bytes=") and not r.range.startswith("bytes=-"):
+            start, _, stop = r.range[len("bytes="):].partition("-")
+            spans.append((r.path.split("?")[0], int(start), int(stop) + 1 if stop else None))
+    return spans, sum(r.bytes_sent for r in requests)
+
+
+def _random_sharded(make):
+    data = np.random.default_rng(5).random((128, 128))  # inner chunks of 512 bytes, stored as they are
+    zarrdask.create_array(make(), shape=data.shape, chunks=(8, 8), shards=(64, 64), dtype="f8",
+                          compressors=None)[...] = data
+    return data
+
+
+def test_overlapping_windows_of_a_sharded_array_fetch_only_the_new_spans(remote):
+    from zarrdask import config
+
+    proxy, _, _, make = remote
+    data = _random_sharded(make)
+    runs = {}
+    with config.set(coalesce_gap=0):  # nothing merged across bytes fetched before
+        for cache in (False, True):
+            chunk_cache().clear()
+            a = zarrdask.open_array(make(), mode="r", cache=cache)
+            runs[cache] = []
+            for w in _WINDOWS:
+                proxy.log.clear()
+                np.testing.assert_array_equal(a[w], data[w])
+                runs[cache].append(proxy.log.requests)
+    seen: dict = {}
+    for i, (off, on) in enumerate(zip(runs[False], runs[True])):
+        off_spans, _ = _ranged(off)
+        on_spans, _ = _ranged(on)
+        new = 0
+        for path, start, stop in off_spans:
+            offsets = set(range(start, stop)) - seen.get(path, set())
+            new += len(offsets)
+            seen.setdefault(path, set()).update(offsets)
+        if i:  # the index and every span read before come from the cache
+            assert sum(stop - start for _, start, stop in on_spans) <= new, (on_spans, new)
+            assert all(r.range and not r.range.startswith("bytes=-") for r in on), "an index read again"
+    assert sum(map(len, runs[True])) < sum(map(len, runs[False])) / 2
+
+
+def test_a_sharded_window_after_a_write_bypassing_the_cache_is_all_new_when_revalidating(remote):
+    proxy, _, _, make = remote
+    data = _random_sharded(make)
+    a = zarrdask.open_array(make(), mode="r", cache="revalidate")
+    np.testing.assert_array_equal(a[_WINDOWS[0]], data[_WINDOWS[0]])
+    new = -data
+    writer = zarrdask.create_array(MemoryStore(), shape=data.shape, chunks=(8, 8), shards=(64, 64), dtype="f8",
+                                   compressors=None)
+    writer[...] = new
+    raw = make()  # a plain store object: its set() does not tell the cache
+    for key in ("c/0/0", "c/0/1", "c/1/0", "c/1/1"):
+        raw.set(key, writer.store.get(key))
+    for w in _WINDOWS[1:]:
+        np.testing.assert_array_equal(a[w], new[w])
