@@ -72,7 +72,7 @@ def _part_of(request: ByteRequest) -> Part:
     raise TypeError(f"not a byte request: {request!r}")
 
 
-def _serves(part: Part, request: ByteRequest, data: bytes) -> bytes | None:
+def serves(part: Part, request: ByteRequest, data: bytes) -> bytes | None:
     """The bytes of ``request`` from a cached part holding ``data``, if it holds them."""
     kind = part[0]
     if isinstance(request, RangeRequest):
@@ -155,7 +155,7 @@ class ChunkCache:
                     return whole._replace(data=slice_ranges(whole.data, [request])[0])
                 for part in parts:
                     entry = self._entries[(where, key, part)]
-                    data = _serves(part, request, entry.data)
+                    data = serves(part, request, entry.data)
                     if data is not None:
                         self._entries.move_to_end((where, key, part))
                         self.hits += 1

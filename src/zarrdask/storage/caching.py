@@ -24,11 +24,18 @@ Modes
     versions read every value again.
 
 Byte ranges of one value kept in the cache always come from one version of
-it (entries of a key carry the version, or the read, they came from); a
-multi-step read that would mix cached ranges of one version with fresh ones
-of another is started again (:class:`~zarrdask.errors.ValueChangedError`,
-which the engine's consistent reads handle) with the key's entries dropped.
-Ranges are cached only from exact readers (``docs/guarantees.md``).
+it (entries of a key carry the version, or the read, they came from). A
+range asked for is served from the cached ranges that cover parts of it, and
+only the spans none covers are fetched — in one batch, merged where they are
+at most ``coalesce_gap`` apart — then kept too (:mod:`zarrdask.storage.pieces`):
+a later, overlapping window of a sharded array, whose coalesced ranges span
+differently, fetches only what no earlier window read. Cached pieces are
+joined to fetched ones only when the reader that fetched them saw the
+pieces' version; otherwise the key's entries are dropped and the read is
+made anew, or, for a multi-step read whose earlier steps were served from
+the cache, started again (:class:`~zarrdask.errors.ValueChangedError`,
+which the engine's consistent reads handle). Ranges are cached only from
+exact readers (``docs/guarantees.md``).
 """
 
 from __future__ import annotations

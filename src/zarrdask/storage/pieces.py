@@ -29,7 +29,7 @@ from bisect import bisect_right
 from typing import Any, NamedTuple, Sequence
 
 from .byte_range import ByteRequest, RangeRequest, coalesce, resolve
-from .cache import Cached, Part, _serves
+from .cache import Cached, Part, serves
 
 __all__ = ["Plan", "plan", "value_size"]
 
@@ -210,7 +210,7 @@ def plan(ranges: Sequence[ByteRequest], held: Sequence[tuple[Part, Cached]], max
         else:
             span = None
             for part, entry in held:
-                data = _serves(part, request, entry.data)
+                data = serves(part, request, entry.data)
                 if data is not None:
                     whole[i] = (data, part)
                     covered = True
