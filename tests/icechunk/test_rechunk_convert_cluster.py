@@ -114,7 +114,7 @@ def test_rechunk_into_a_session_on_the_threaded_scheduler(client, repo, tmp_path
 def test_dataset_rechunk_into_a_session_from_the_cluster(client, repo, tmp_path):
     ds = xr.Dataset({"t": (("time", "x"), DATA)}, coords={"time": np.arange(48)}, attrs={"title": "d"})
     ds.to_zarr(str(tmp_path / "ds.zarr"), zarr_format=3, consolidated=False, encoding={"t": {"chunks": (1, 40)}})
-    source = xr.open_dataset(str(tmp_path / "ds.zarr"), engine="zarrdask", chunks=None)
+    source = xr.open_dataset(str(tmp_path / "ds.zarr"), engine="zarrdask", chunks=None, consolidated=False)
     session = repo.writable_session("main")
     plan = zarrdask.rechunk(source, {"time": 48, "x": 4}, session, max_mem="8kB", temp_store=str(tmp_path / "tmp"),
                             target_path="d")

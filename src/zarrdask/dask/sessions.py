@@ -15,7 +15,10 @@ a scheduler not yet known (``compute=False``) — zarrdask writes as follows
    and any in-memory data through the template, then merges the template into
    the session, so the session shows the new arrays at once.
 3. Each task makes its own copy of the template (icechunk's pickling of a
-   ``ForkSession``), writes its block through it and returns the copy. A task
+   ``ForkSession``), writes its block through it and returns the copy: a
+   block of a dask array (:meth:`SessionForks.add`, the writers) or a task of
+   a graph of the caller's (:meth:`SessionForks.task`: the copy tasks of
+   ``zarrdask.rechunk`` and ``zarrdask.convert``). A task
    that fails and is retried starts again from the template: what a failed
    attempt wrote is in a copy nobody returns, so only the attempt whose
    result dask keeps is ever merged.

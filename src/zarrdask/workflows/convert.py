@@ -19,6 +19,14 @@ verified, resumable.
    key exists is complete: a resumed conversion skips those.
 3. **Verification** — shapes and dtypes compared, then every array's values
    hashed (SHA-256 over the blocks in C order, in parallel) on both sides.
+
+Into a writable icechunk session from other processes (a ``distributed``
+cluster, the processes scheduler) the copy tasks write through forks of the
+session and exactly the successful tasks' forks are merged into it
+(:mod:`zarrdask.dask.sessions`, as :func:`zarrdask.to_zarr` does); the
+verification reads the target through the merged fork, and the user commits.
+Every v3 array then gets the ``default`` chunk key encoding, the only one
+icechunk stores.
 """
 
 from __future__ import annotations
@@ -172,6 +180,18 @@ def convert(
     ------
     VerificationError
         When ``verify`` and an array differs (nothing is deleted).
+    zarrdask.errors.IcechunkSessionError
+        Into an icechunk session from other processes, when icechunk cannot fork
+        it (icechunk 1.x: it has uncommitted changes); nothing is written.
+
+    Notes
+    -----
+    Into a writable icechunk session on a ``distributed`` cluster (or the
+    processes scheduler) the tasks write through forks of the session, and the
+    forks of exactly the tasks that succeeded are merged into it before
+    ``convert`` returns (a task retried with ``retries=`` leaves no duplicate or
+    lost chunk); commit the session afterwards. The arrays get the ``default``
+    chunk key encoding (icechunk stores no other).
     """
     t0 = time.perf_counter()
     src = _open_source(source, source_path, storage_options)

@@ -13,6 +13,13 @@ Blocks are unions of whole target shards (chunks, when unsharded), so no two
 tasks write the same stored object, on the threaded scheduler or on a
 distributed cluster, and no lock is needed.
 
+Into a writable icechunk session whose tasks run in other processes, the
+tasks writing the target write through forks of the session and exactly the
+successful tasks' forks are merged into it (:mod:`zarrdask.dask.sessions`, as
+:func:`zarrdask.to_zarr` does); the intermediate stays in ``temp_store``,
+outside the session (:func:`.rechunk_stores.check_temp_reachable`), and
+``resume=True`` is refused there (:func:`zarrdask.dask.write_record.check_resumable`).
+
 This module plans arrays and groups (:class:`NodeRechunkPlan`) and hands
 Datasets to :mod:`.rechunk_xarray`; what both plans share is in
 :mod:`.rechunk_plan` (the summary, running the graph) and
@@ -148,6 +155,18 @@ def rechunk(
         ``temp_store`` was given; the message names the sizes.
     ContainsArrayError, ContainsGroupError
         When something exists at ``target_path`` already.
+    ResumeRefusedError
+        ``resume=True`` with an icechunk session (or a zip archive) as the target.
+
+    Notes
+    -----
+    Into a writable icechunk session on a ``distributed`` cluster (or the
+    processes scheduler), the session is forked, the tasks write through their
+    own copies of the fork and exactly the copies of the tasks that succeeded
+    are merged into it (a task retried with ``execute(retries=...)`` leaves no
+    duplicate or lost chunk); the user commits. ``temp_store`` must then be a
+    store the workers reach, not a writable session
+    (:class:`~zarrdask.errors.IcechunkSessionError`).
 
     Examples
     --------
