@@ -5,6 +5,9 @@ Fixtures
 repo
     A new icechunk repository in ``tmp_path`` (``Repository.create`` over
     ``icechunk.local_filesystem_storage``).
+client
+    A ``distributed`` client of a ``LocalCluster`` of two single-threaded
+    worker processes (one per test module).
 
 :func:`forks_sessions_with_changes` says which icechunk is installed: 1.x
 refuses to fork a session with uncommitted changes, 2.x forks it.
@@ -19,6 +22,16 @@ import pytest
 import zarrdask
 
 icechunk = pytest.importorskip("icechunk")
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=40)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
 
 
 @pytest.fixture

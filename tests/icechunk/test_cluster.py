@@ -23,15 +23,6 @@ icechunk = pytest.importorskip("icechunk")
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _chunks(repo, path):
     """The stored objects of an array in the branch's last snapshot, as icechunk lists them."""
     session = repo.readonly_session("main")

@@ -85,3 +85,9 @@ def copy_block(source: Any, target: Any, region: tuple[slice, ...], memory: int 
     return_freed_memory()
     options = EngineOptions(threads=1, one_chunk=True, memory_budget=memory)
     target.set_basic_selection(region, source.get_basic_selection(region, options=options), options=options)
+
+
+def copy_into(target: Any, source: Any, region: tuple[slice, ...], memory: int | None = None, *after: Any) -> None:
+    """:func:`copy_block` with the array written first (a task writing through
+    a fork of an icechunk session: :meth:`zarrdask.dask.sessions.SessionForks.task`)."""
+    copy_block(source, target, region, memory, *after)

@@ -19,6 +19,14 @@ verified, resumable.
    key exists is complete: a resumed conversion skips those.
 3. **Verification** — shapes and dtypes compared, then every array's values
    hashed (SHA-256 over the blocks in C order, in parallel) on both sides.
+
+Into a writable icechunk session from other processes (a ``distributed``
+cluster, the processes scheduler) the copy tasks write through forks of the
+session and exactly the successful tasks' forks are merged into it
+(:mod:`zarrdask.dask.sessions`, as :func:`zarrdask.to_zarr` does); the
+verification reads the target through the merged fork, and the user commits.
+Every v3 array then gets the ``default`` chunk key encoding, the only one
+icechunk stores.
 """
 
 from __future__ import annotations
@@ -27,11 +35,14 @@ import hashlib
 import itertools
 import math
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import dask
 import numpy as np
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 from xarray.backends.zarr import FillValueCoder
 
 from ..chunking.rectilinear import is_regular, normalize_chunks
@@ -42,16 +53,19 @@ from ..core.api import open as open_node
 from ..core.array import Array
 from ..core.consolidated import consolidate_metadata
 from ..core.group import Group
+from ..dask.sessions import SessionForks, session_forks
 from ..errors import MetadataError, ZarrdaskError
 from ..metadata import ArrayMetadataV3
 from ..metadata.v3 import largest_chunk, rectilinear_json
 from ..storage import store_from
+from ..storage.icechunk import IcechunkSessionStore
 from ..storage.keys import normalize_path
 from ..zom import ArraySpecV2, ArraySpecV3, convert_v2_to_v3, from_flat, from_zarr, to_zarr
-from ._run import copy_block, run_graph
+from ._run import copy_block, copy_into, run_graph
 
 __all__ = ["convert", "ConversionResult", "ArrayCheck", "VerificationError"]
 
+_DEFAULT_KEYS = {"name": "default", "configuration": {"separator": "/"}}
 _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
 
 
@@ -166,20 +180,39 @@ def convert(
     ------
     VerificationError
         When ``verify`` and an array differs (nothing is deleted).
+    zarrdask.errors.IcechunkSessionError
+        Into an icechunk session from other processes, when icechunk cannot fork
+        it (icechunk 1.x: it has uncommitted changes); nothing is written.
+
+    Notes
+    -----
+    Into a writable icechunk session on a ``distributed`` cluster (or the
+    processes scheduler) the tasks write through forks of the session, and the
+    forks of exactly the tasks that succeeded are merged into it before
+    ``convert`` returns (a task retried with ``retries=`` leaves no duplicate or
+    lost chunk); commit the session afterwards. The arrays get the ``default``
+    chunk key encoding (icechunk stores no other).
     """
     t0 = time.perf_counter()
     src = _open_source(source, source_path, storage_options)
-    spec = _target_spec(src, zarr_format, chunks, shards, compressors)
     tstore = store_from(target, mode="a", storage_options=storage_options)
+    spec = _target_spec(src, zarr_format, chunks, shards, compressors,
+                        default_keys=isinstance(tstore, IcechunkSessionStore))
     target_path = normalize_path(target_path)
-    to_zarr(spec, tstore, path=target_path, overwrite=overwrite)
+    forks = session_forks(tstore, compute=True, scheduler=compute_kwargs.get("scheduler"))
+    wstore = tstore if forks is None else forks.store  # an icechunk session from a cluster: its template fork
+    to_zarr(spec, wstore, path=target_path, overwrite=overwrite)
     if isinstance(src, Group) and src.consolidated:
-        consolidate_metadata(tstore, target_path)
-    dst = open_node(tstore, path=target_path, mode="r+")
+        consolidate_metadata(wstore, target_path)
+    dst = open_node(wstore, path=target_path, mode="r+")
 
     pairs = list(_array_pairs(src, dst))
     tasks, skipped = _copy_tasks(pairs, block_bytes)
-    if tasks:
+    if forks is not None:
+        view = _copy_through_forks(forks, tasks, progress, compute_kwargs)
+        dst = open_node(tstore, path=target_path, mode="r+")
+        pairs = list(_array_pairs(src, open_node(view, path=target_path, mode="r")))  # verified from any process
+    elif tasks:
         run_graph([dask.delayed(copy_block)(s, d, region) for s, d, region in tasks], progress, **compute_kwargs)
     result = ConversionResult(dst, tasks_run=len(tasks), tasks_skipped=skipped)
     if verify:
@@ -204,9 +237,12 @@ def _open_source(source: Any, source_path: str, storage_options: dict[str, Any] 
 
 
 # --------------------------------------------------------------------------- metadata
-def _target_spec(src: Array | Group, zarr_format: int, chunks: Any, shards: Any, compressors: Any) -> Any:
+def _target_spec(src: Array | Group, zarr_format: int, chunks: Any, shards: Any, compressors: Any,
+                 default_keys: bool = False) -> Any:
     """The spec of the target hierarchy: the source's, converted to v3 when asked,
-    with the layout options applied to every array."""
+    with the layout options applied to every array; with ``default_keys``, every
+    v3 array with the ``default`` chunk key encoding (``c/`` and ``/``: the only
+    one icechunk stores)."""
     spec = from_zarr(src)
     converting = zarr_format == 3 and spec.zarr_format == 2
     if converting:
@@ -217,6 +253,9 @@ def _target_spec(src: Array | Group, zarr_format: int, chunks: Any, shards: Any,
     if converting:
         sources = {"/" + name: a for name, a in src.members(max_depth=None)} if isinstance(src, Group) else {"/": src}
         flat = {p: _keep_xarray_fill(node, sources.get(p)) for p, node in flat.items()}
+    if default_keys:
+        flat = {p: node.replace(chunk_key_encoding=_DEFAULT_KEYS) if isinstance(node, ArraySpecV3) else node
+                for p, node in flat.items()}
     return from_flat(flat)
 
 
@@ -352,6 +391,19 @@ def _codec_list(compressors: Any, *, v2: bool) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- data
+def _copy_through_forks(forks: SessionForks, tasks: list[tuple[Array, Array, Any]], progress: bool,
+                        compute_kwargs: dict[str, Any]) -> Any:
+    """Run the copy tasks into an icechunk session from other processes, each
+    through its own copy of the template fork, and merge the forks of the
+    tasks that succeeded into the session (:mod:`zarrdask.dask.sessions`);
+    return a read-only store over what was merged, which workers can read."""
+    name = f"zarrdask-convert-{uuid.uuid4().hex}"
+    dsk = {(name, i): forks.task(copy_into, d, s, region) for i, (s, d, region) in enumerate(tasks)}
+    after = Delayed((name, 0), HighLevelGraph.from_collections(name, dsk, dependencies=()), layer=name) if dsk else None
+    merge = forks.check_merged(run_graph(forks.finish(after, list(dsk)), progress, **compute_kwargs))
+    return forks.merged_view(merge)
+
+
 def _copy_tasks(pairs: list[tuple[Array, Array]], block_bytes: int) -> tuple[list[tuple[Array, Array, Any]], int]:
     """The copy tasks ``(source, target, region)`` still to run, and how many
     blocks are skipped because every key they write exists (a resumed conversion)."""

@@ -13,6 +13,13 @@ Blocks are unions of whole target shards (chunks, when unsharded), so no two
 tasks write the same stored object, on the threaded scheduler or on a
 distributed cluster, and no lock is needed.
 
+Into a writable icechunk session whose tasks run in other processes, the
+tasks writing the target write through forks of the session and exactly the
+successful tasks' forks are merged into it (:mod:`zarrdask.dask.sessions`, as
+:func:`zarrdask.to_zarr` does); the intermediate stays in ``temp_store``,
+outside the session (:func:`.rechunk_stores.check_temp_reachable`), and
+``resume=True`` is refused there (:func:`zarrdask.dask.write_record.check_resumable`).
+
 This module plans arrays and groups (:class:`NodeRechunkPlan`) and hands
 Datasets to :mod:`.rechunk_xarray`; what both plans share is in
 :mod:`.rechunk_plan` (the summary, running the graph) and
@@ -40,11 +47,12 @@ from ..dask.alignment import is_aligned
 from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from ..dask.resume import ResumableWrite, mark_after
-from ._run import copy_block
+from ..dask.sessions import session_forks
+from ._run import copy_block, copy_into
 from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array
 from .rechunk_plan import RechunkPlan
 from .rechunk_resume import open_record, planned_tasks, rechunk_identity, stage_number
-from .rechunk_stores import check_free, remove_array, target_and_temp
+from .rechunk_stores import check_free, check_temp_reachable, remove_array, target_and_temp
 from .rechunk_xarray import plan_dataset
 
 __all__ = ["rechunk", "RechunkPlan", "RechunkPlanError"]
@@ -147,6 +155,18 @@ def rechunk(
         ``temp_store`` was given; the message names the sizes.
     ContainsArrayError, ContainsGroupError
         When something exists at ``target_path`` already.
+    ResumeRefusedError
+        ``resume=True`` with an icechunk session (or a zip archive) as the target.
+
+    Notes
+    -----
+    Into a writable icechunk session on a ``distributed`` cluster (or the
+    processes scheduler), the session is forked, the tasks write through their
+    own copies of the fork and exactly the copies of the tasks that succeeded
+    are merged into it (a task retried with ``execute(retries=...)`` leaves no
+    duplicate or lost chunk); the user commits. ``temp_store`` must then be a
+    store the workers reach, not a writable session
+    (:class:`~zarrdask.errors.IcechunkSessionError`).
 
     Examples
     --------
@@ -248,13 +268,29 @@ class NodeRechunkPlan(RechunkPlan):
         """The copy as a ``dask.delayed.Delayed``: computing it runs every task.
 
         The first call creates the target's groups and arrays (metadata only)
-        and the intermediate arrays; later calls return the same graph.
+        and the intermediate arrays; later calls return the same graph. Into a
+        writable icechunk session that icechunk can fork, the tasks write
+        through forks of it and the graph computes to a
+        :class:`~zarrdask.storage.icechunk.PendingMerge` that merges them into
+        the session when the value reaches this process (as a lazy
+        :func:`zarrdask.to_zarr` does).
         """
+        return self._prepare(compute=False)
+
+    def _prepare(self, compute: bool, scheduler: Any = None) -> Any:
+        """The graph, made on first use for a computation now (``compute``, on
+        ``scheduler``) or later: through forks of an icechunk session target
+        when the tasks run in other processes (:mod:`zarrdask.dask.sessions`)."""
         if self._graph is None and self.resume is not None:
             self._graph = self._build_resumable(self.resume)
         elif self._graph is None:
-            self._create()
+            if any(job.temp_kwargs is not None for job in self._jobs):
+                check_temp_reachable(self.temp_store, scheduler)
+            self._forks = session_forks(self.target_store, compute=compute, scheduler=scheduler)
+            self._create(store=self.target_store if self._forks is None else self._forks.store)
             self._graph = self._build()
+            if self._forks is not None:  # the metadata is merged into the session: the target over it
+                self._target = open_node(self.target_store, path=self.target_path, mode="r+")
         return self._graph
 
     def _build_resumable(self, record: ResumableWrite) -> Any:
@@ -270,26 +306,30 @@ class NodeRechunkPlan(RechunkPlan):
                     job.temp = _open_or_none(self.temp_store, job.path)
         return self._build(record)
 
-    def _create(self, again: bool = False) -> None:
+    def _create(self, again: bool = False, store: Any = None) -> None:
+        """Create the intermediates, then the target's groups and arrays in
+        ``store`` (the target store, or the template fork of its session)."""
+        store = self.target_store if store is None else store
         for job in self._jobs:  # intermediates first: a clash there leaves the target untouched
             if job.temp_kwargs is not None and job.temp is None:  # again: the one a killed copy began is replaced
                 job.temp = create_array(self.temp_store, path=job.path, overwrite=again, **job.temp_kwargs)
         for path, attrs in self._groups:
-            node = open_group(self.target_store, path=path, mode="w-", zarr_format=self._group_format,
-                              attributes=attrs)
+            node = open_group(store, path=path, mode="w-", zarr_format=self._group_format, attributes=attrs)
             if path == self.target_path:
                 self._target = node
         for job in self._jobs:
-            job.target = create_array(self.target_store, path=job.path, **job.target_kwargs)
+            job.target = create_array(store, path=job.path, **job.target_kwargs)
             if job.path == self.target_path:
                 self._target = job.target
 
     def _build(self, record: ResumableWrite | None = None) -> Any:
         """The graph; with a ``record``, only the blocks it does not list as copied,
-        each task storing its marker, and the record removed last."""
+        each task storing its marker, and the record removed last; with forks,
+        the tasks writing the target return theirs, merged last."""
         token = tokenize([(j.source, j.target, j.temp, j.plan) for j in self._jobs])
         dsk: dict[Any, Any] = {}
         last: list[Any] = []
+        forked: list[Any] = []  # the keys of the tasks whose values are forks
         for number, job in enumerate(self._jobs):
             after: tuple[Any, ...] = ()
             for s, stage in enumerate(job.plan.stages):
@@ -304,9 +344,14 @@ class NodeRechunkPlan(RechunkPlan):
                 keys = []
                 for index in indices:
                     key = (name, *index)
-                    task = (copy_block, reads, writes, stage.region(index), stage.memory(index), *after)
-                    dsk[key] = task if record is None else \
-                        (mark_after, record.store, record.marker(stage_number(number, s), index), *task)
+                    if self._forks is not None and stage.writes == "target":
+                        dsk[key] = self._forks.task(copy_into, writes, reads, stage.region(index),
+                                                    stage.memory(index), *after)
+                        forked.append(key)
+                    else:
+                        task = (copy_block, reads, writes, stage.region(index), stage.memory(index), *after)
+                        dsk[key] = task if record is None else \
+                            (mark_after, record.store, record.marker(stage_number(number, s), index), *task)
                     keys.append(key)
                 if s + 1 < len(job.plan.stages):
                     barrier = f"rechunk-stage-{number}-{s}-{token}"
@@ -322,7 +367,8 @@ class NodeRechunkPlan(RechunkPlan):
         dsk[final] = (_done, last)
         if record is not None:
             return record.finish(dsk, [final], ())
-        return Delayed(final, HighLevelGraph.from_collections(final, dsk, dependencies=()))
+        graph = Delayed(final, HighLevelGraph.from_collections(final, dsk, dependencies=()))
+        return graph if self._forks is None else self._forks.finish(graph, [*forked, final])
 
 
 def _check_stage(job: ArrayJob, reads: Array | None, writes: Array | None, stage: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Iterator, Sequence
 from ..core.array import Array
 from ..core.group import Group
 from ..core.nodes import node_name
+from ..dask.sessions import check_merged
 from ._run import run_graph
 from .plan import ArrayPlan, PlannedTask, format_bytes, shape_text
 
@@ -62,6 +63,9 @@ class RechunkPlan:
         #: number of tasks the plan was made for
         self.resume: Any = None
         self.planned_tasks = 0
+        #: the forks the tasks write through into an icechunk session target
+        #: (:class:`zarrdask.dask.sessions.SessionForks`), once the graph is made
+        self._forks: Any = None
 
     # -- numbers ------------------------------------------------------------------------
     @property
@@ -134,6 +138,10 @@ class RechunkPlan:
         """
         raise NotImplementedError
 
+    def _prepare(self, compute: bool, scheduler: Any = None) -> Any:
+        """The graph for a computation now (``compute``, on ``scheduler``) or later."""
+        return self.to_dask()
+
     def execute(self, *, progress: bool = True, **compute_kwargs: Any) -> Array | Group:
         """Run the plan and return the target.
 
@@ -153,7 +161,11 @@ class RechunkPlan:
                 f"execute() got unexpected keyword arguments {', '.join(map(repr, misplaced))}: they are "
                 "zarrdask.rechunk()'s, which makes the plan (zarrdask.rechunk(..., resume=True).execute())"
             )
-        run_graph(self.to_dask(), progress, **compute_kwargs)
+        result = run_graph(self._prepare(True, compute_kwargs.get("scheduler")), progress, **compute_kwargs)
+        if self._forks is not None:  # the tasks wrote through forks of an icechunk session
+            self._forks.check_merged(result)
+        else:  # a Dataset's writes through forks: their merges come back in the result
+            check_merged(result, self.target_store)
         return self.target
 
 

@@ -9,11 +9,12 @@ from typing import Any
 
 from ..core.array import Array
 from ..core.nodes import ZARR_JSON, ZARRAY, ZATTRS, node_name, read_node
-from ..errors import ContainsArrayError, ContainsGroupError
+from ..dask.sessions import needs_forks
+from ..errors import ContainsArrayError, ContainsGroupError, IcechunkSessionError
 from ..storage import store_from
 from ..storage.keys import join_path
 
-__all__ = ["check_free", "remove_array", "target_and_temp"]
+__all__ = ["check_free", "check_temp_reachable", "remove_array", "target_and_temp"]
 
 
 def target_and_temp(target_store: Any, temp_store: Any, target_path: str,
@@ -44,6 +45,22 @@ def check_free(store: Any, path: str, what: str) -> None:
         raise err(
             f"{what}: a v{node.zarr_format} {node.node_type} exists at path {node_name(path)!r} in "
             f"{store!r}; rechunk writes into an empty place"
+        )
+
+
+def check_temp_reachable(temp: Any, scheduler: Any = None) -> None:
+    """The intermediate store can be written by the copy's tasks where they run:
+    not a writable icechunk session (or fork) when they run in other processes.
+
+    An intermediate is scratch data, written by one stage, read by the next and
+    removed: it stays outside the session (whose forks would have to be merged
+    before the next stage reads them, and whose history would keep its chunks)."""
+    if needs_forks(temp, compute=True, scheduler=scheduler):
+        raise IcechunkSessionError(
+            f"temp_store {temp!r} is a writable icechunk session, and the copy's tasks run in other processes "
+            "(a distributed cluster or the processes scheduler), which cannot write into it. The intermediate "
+            "arrays are scratch data that one stage writes and the next reads: give as temp_store a store the "
+            "workers reach (a directory or an object store); the target may be an icechunk session"
         )
 
 

@@ -34,12 +34,13 @@ from ..core.api import open_group
 from ..core.nodes import ZARR_JSON, ZATTRS, ZGROUP, ZMETADATA
 from ..dask.resume import mark_after
 from ..errors import GroupNotFoundError
+from ..storage.icechunk import PendingMerge
 from ..storage.keys import join_path, normalize_path
 from ..xarray import to_zarr
 from .plan import ArrayPlan, plan_array
 from .rechunk_plan import RechunkPlan
 from .rechunk_resume import open_record, planned_tasks
-from .rechunk_stores import check_free, remove_array, target_and_temp
+from .rechunk_stores import check_free, check_temp_reachable, remove_array, target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
 _CODEC_KEYS = ("compressors", "compressor", "filters", "serializer", "chunk_key_encoding",
@@ -151,6 +152,7 @@ class DatasetRechunkPlan(RechunkPlan):
                 staged[name] = plan
         pending = []
         if staged:
+            check_temp_reachable(self.temp_store)
             first = {}
             for name, plan in staged.items():
                 v = ds.variables[name]
@@ -163,12 +165,10 @@ class DatasetRechunkPlan(RechunkPlan):
             stage1 = to_zarr(xr.Dataset(first), self.temp_store, group=group, mode="w-", compute=False,
                              resume=resume)
             pending.append(stage1)
-            back = xr.open_dataset(self.temp_store, engine="zarrdask", group=group, chunks=None)
+            back = xr.open_dataset(self.temp_store, engine="zarrdask", group=group, chunks=None, cache=False)
             for name, plan in staged.items():
                 v, read = ds.variables[name], back.variables[name]
-                data = read.chunk(_blocks(read, plan.stages[1].block)).data
-                data = da.map_blocks(_after, data, stage1, dtype=data.dtype, meta=data._meta,
-                                     name=f"rechunk-after-stage-1-{tokenize(data.name)}")
+                data = _read_after(read, plan.stages[1].block, stage1, tokenize(stage1.key, name))
                 out[name] = xr.Variable(v.dims, data, dict(v.attrs), dict(self._encodings[name]))
         coords = {n: out[n] for n in ds.coords}
         data_vars = {n: out[n] for n in ds.data_vars}
@@ -183,15 +183,39 @@ class DatasetRechunkPlan(RechunkPlan):
         return record.finish({}, [written.key], [written])
 
 
-def _after(block: Any, _stage: Any) -> Any:
-    return block
+def _read_after(read: Any, block: tuple[int, ...], stage1: Any, token: str) -> da.Array:
+    """The variable ``read`` (lazily opened from the intermediate) as a dask array
+    of ``block``-sized blocks, each read inside a task that waits for ``stage1``
+    (the read itself, not only its value: a graph computed without dask's array
+    optimizations keeps the reads apart, and they would race the stage-1 writes).
+    ``token`` names the blocks (tokenizing ``read`` would read it)."""
+    sizes = _blocks(read, block)
+    chunks = tuple(tuple(min(b, n - i) for i in range(0, n, b)) or (0,) for b, n in
+                   ((sizes[d], n) for d, n in zip(read.dims, read.shape)))
+    meta = np.empty((0,) * read.ndim, dtype=read.dtype)
+    return da.map_blocks(_read_block, stage1, read, chunks=chunks, dtype=read.dtype, meta=meta,
+                         name=f"rechunk-read-intermediate-{token}")
 
 
-def _finish(_: Any, temp: tuple[Any, str] | None) -> None:
-    """After the target is written: remove the intermediate group's arrays and metadata."""
-    if temp is None:
-        return
-    store, path = temp
+def _read_block(_stage: Any, read: Any, block_info: dict | None = None) -> np.ndarray:
+    """One task, after stage 1: the block of ``read`` at its place in the array."""
+    assert block_info is not None
+    where = tuple(slice(a, b) for a, b in block_info[None]["array-location"])
+    return np.asarray(read[where].values)
+
+
+def _finish(written: Any, temp: tuple[Any, str] | None) -> list[PendingMerge]:
+    """After the target is written: remove the intermediate group's arrays and
+    metadata; return the merges of the writes into an icechunk session (their
+    forks merge into it when the value reaches the session's process)."""
+    merges = [w for w in (written or ()) if isinstance(w, PendingMerge)]
+    if temp is not None:
+        _remove_intermediate(*temp)
+    return merges
+
+
+def _remove_intermediate(store: Any, path: str) -> None:
+    """Remove the intermediate group at ``path`` of ``store``: its arrays and metadata."""
     try:
         group = open_group(store, path=path, mode="r+")
     except GroupNotFoundError:  # removed already (a resumed copy)
