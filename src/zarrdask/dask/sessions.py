@@ -213,7 +213,6 @@ class SessionForks:
         check_merged(result, self.home)
         return result
 
-
     def merged_view(self, merge: PendingMerge) -> IcechunkSessionStore:
         """A read-only store over what ``merge`` (the checked value of the write)
         brought into the session: the tasks' merged fork (the template when no
