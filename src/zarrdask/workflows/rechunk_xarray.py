@@ -168,7 +168,10 @@ class DatasetRechunkPlan(RechunkPlan):
             back = xr.open_dataset(self.temp_store, engine="zarrdask", group=group, chunks=None, cache=False)
             for name, plan in staged.items():
                 v, read = ds.variables[name], back.variables[name]
-                data = _read_after(read, plan.stages[1].block, stage1, tokenize(stage1.key, name))
+                # named after what stage 1 writes, not after the write itself (its key is new in
+                # every call): a resumed copy must plan the same stage-2 blocks as the first
+                token = tokenize(first[name].data.name, plan.stages[1].block, name)
+                data = _read_after(read, plan.stages[1].block, stage1, token)
                 out[name] = xr.Variable(v.dims, data, dict(v.attrs), dict(self._encodings[name]))
         coords = {n: out[n] for n in ds.coords}
         data_vars = {n: out[n] for n in ds.data_vars}
