@@ -30,8 +30,9 @@ def _fields(entry: str) -> tuple[str, str, str, str]:
 
 
 def _zarrdask_warning_classes() -> set[str]:
-    return {name for name, obj in vars(zarrdask.errors).items()
-            if isinstance(obj, type) and issubclass(obj, Warning)}
+    # every public name (some are loaded on first use, so not yet in vars())
+    objs = {name: getattr(zarrdask.errors, name) for name in zarrdask.errors.__all__}
+    return {name for name, obj in objs.items() if isinstance(obj, type) and issubclass(obj, Warning)}
 
 
 def _own_messages() -> list[str]:

@@ -14,6 +14,12 @@ icechunk = pytest.importorskip("icechunk")
 zarr = pytest.importorskip("zarr")
 
 
+
+def _local_access():
+    """The credentials of a local virtual-chunk container: icechunk 2 names them
+    (``None`` is deprecated there); icechunk 1 has only ``None``."""
+    return getattr(icechunk.credentials, "LocalFileSystemAccess", None)
+
 def test_zarrdask_reads_what_zarr_python_wrote(repo):
     session = repo.writable_session("main")
     data = np.arange(20 * 12, dtype="f8").reshape(20, 12)
@@ -86,7 +92,7 @@ def _virtual_repository(tmp_path):
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(data_dir))))
     repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(tmp_path / "repo")), config=config,
-                                      authorize_virtual_chunk_access={prefix: None})
+                                      authorize_virtual_chunk_access={prefix: _local_access()})
     session = repo.writable_session("main")
     vds.vz.to_icechunk(session.store)
     session.commit("virtual")

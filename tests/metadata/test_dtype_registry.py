@@ -89,7 +89,7 @@ SAMPLES: dict[type[DataType], list[Sample]] = {
                    # v2: the structured type it is (fields of "<f2")
                    Sample("complex_float16", complex_parts_dtype(np.float16), (0.5 - 1j,))],
     RawBits: [Sample("r24", "|V3", (b"\x01\x02\x03", np.void(b"\x00\xff\x10")), default=False)],
-    NumpyTime: [Sample(TIME_S, "<M8[s]", (5, np.datetime64("NaT"), np.datetime64("2020-01-01T00:00:00"))),
+    NumpyTime: [Sample(TIME_S, "<M8[s]", (5, np.datetime64("NaT", "s"), np.datetime64("2020-01-01T00:00:00"))),
                 Sample(DELTA_10S, ">m8[10s]", (-7, "NaT"))],
     FixedLengthUTF32: [Sample({"name": "fixed_length_utf32", "configuration": {"length_bytes": 16}}, "<U4",
                               ("", "ab", "éλ☃x"))],
@@ -284,7 +284,7 @@ def test_registry_without_a_family():
 @pytest.mark.parametrize(("value", "dtype", "expected"), [
     (np.timedelta64(5, "ns"), "m8[s]", np.timedelta64(0, "s")),
     (np.timedelta64(70, "s"), "m8[10s]", np.timedelta64(7, "10s")),
-    (np.timedelta64("NaT"), "m8[10s]", np.timedelta64("NaT", "10s")),
+    (np.timedelta64("NaT", "s"), "m8[10s]", np.timedelta64("NaT", "10s")),
 ])
 def test_timedelta64_fill_value_of_another_unit(value, dtype, expected):
     got = normalize_fill_value(value, np.dtype(dtype))

@@ -209,7 +209,7 @@ ENCODE = [
     (True, "|b1", True),
     (np.uint64(2**64 - 1), "<u8", 2**64 - 1),
     (np.datetime64(5, "s"), "<M8[s]", 5),
-    (np.datetime64("NaT"), "<M8[ns]", -(2**63)),
+    (np.datetime64("NaT", "ns"), "<M8[ns]", -(2**63)),
     (b"ab", "|S3", "YWI="),
     ("ab", "<U3", "ab"),
     (b"\x01\x02", "|V2", "AQI="),

@@ -163,7 +163,7 @@ def test_zarr_python_documents(dtype, tmp_path):
 @pytest.mark.parametrize(("dtype", "fill"), [
     ("f8", np.nan), ("f4", -np.inf), ("f4", 0.1), ("c16", complex(np.nan, 1)), ("i8", -(2**63)),
     ("u8", 2**64 - 1), ("S3", b"ab"), ("U3", "ab"), ("V2", b"\x01\x02"), ("M8[s]", np.datetime64(5, "s")),
-    ("m8[s]", np.timedelta64("NaT")), ("bool", True), ("f2", 0.1),
+    ("m8[s]", np.timedelta64("NaT", "s")), ("bool", True), ("f2", 0.1),
 ])
 def test_zarr_python_fill_values(dtype, fill):
     doc = zarr_python_doc(shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill)
