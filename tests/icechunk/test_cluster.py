@@ -17,7 +17,7 @@ import zarrdask
 from zarrdask.errors import IcechunkSessionError
 from zarrdask.storage import IcechunkSessionStore
 
-from .conftest import forks_sessions_with_changes, snapshot_count
+from .conftest import fail_first_chunk_write, forks_sessions_with_changes, restore_set_many, snapshot_count
 
 icechunk = pytest.importorskip("icechunk")
 distributed = pytest.importorskip("distributed")
@@ -85,34 +85,6 @@ def _fail_first_attempt(block, marker, block_info=None):
     return block
 
 
-def _patch_partial_writes(marker):
-    """On a worker: the first set_many stores half its values and a wrong
-    value for a chunk another task owns, then fails."""
-    from zarrdask.storage.icechunk import IcechunkSessionStore as Store
-
-    real = Store.set_many
-
-    def set_many(self, items):
-        if not os.path.exists(marker):
-            open(marker, "w").close()
-            keys = sorted(items)
-            real(self, {k: items[k] for k in keys[: len(keys) // 2]})
-            real(self, {"x/c/7": items[keys[0]]})
-            raise OSError("injected failure after a partial write")
-        return real(self, items)
-
-    Store.set_many = set_many
-    Store.real_set_many = real
-
-
-def _unpatch():
-    from zarrdask.storage.icechunk import IcechunkSessionStore as Store
-
-    if hasattr(Store, "real_set_many"):
-        Store.set_many = Store.real_set_many
-        del Store.real_set_many
-
-
 def test_retried_task_leaves_no_duplicate_or_lost_chunk(client, repo, tmp_path):
     data = np.arange(80, dtype="i4")
     session = repo.writable_session("main")
@@ -122,13 +94,13 @@ def test_retried_task_leaves_no_duplicate_or_lost_chunk(client, repo, tmp_path):
     assert os.path.exists(tmp_path / "raised")
     session.commit("x, retried")
     session = repo.writable_session("main")
-    client.run(_patch_partial_writes, str(tmp_path / "half-written"))
+    client.run(fail_first_chunk_write, str(tmp_path / "half-written"), "x/c/7")
     try:
         ds = xr.Dataset({"v": ("d", da.from_array(data * 3, chunks=20))})
         zarrdask.xarray.to_zarr(ds, session, group="g", mode="w", encoding={"v": {"chunks": (10,)}},
                                 chunkmanager_store_kwargs={"retries": 1})
     finally:
-        client.run(_unpatch)
+        client.run(restore_set_many)
     assert os.path.exists(tmp_path / "half-written")
     session.commit("g, retried")
     ro = repo.readonly_session("main")

@@ -18,6 +18,8 @@ import zarrdask
 from zarrdask.errors import IcechunkSessionError, ResumeRefusedError
 from zarrdask.storage import IcechunkSessionStore
 
+from .conftest import fail_first_chunk_write, restore_set_many
+
 icechunk = pytest.importorskip("icechunk")
 pytest.importorskip("distributed")
 
@@ -155,54 +157,25 @@ def test_convert_v2_hierarchy_into_a_session_from_the_cluster(client, repo, tmp_
     xr.testing.assert_identical(xr.open_zarr(ro.store, group="v3", consolidated=False).load(), ds)
 
 
-def _fail_first_write(marker, stray):
-    """On a worker: the first ``set_many`` of a chunk stores half its values, a
-    wrong value for ``stray`` (a chunk another task owns) and a group ``leaked``
-    nobody else writes, then fails."""
-    from zarrdask.storage.icechunk import IcechunkSessionStore as Store
-
-    real = Store.set_many
-
-    def set_many(self, items):
-        keys = sorted(k for k in items if "/c/" in k)
-        if keys and not os.path.exists(marker):
-            open(marker, "w").close()
-            real(self, {k: items[k] for k in keys[: max(1, len(keys) // 2)]})
-            real(self, {stray: items[keys[0]], "leaked/zarr.json": b'{"zarr_format": 3, "node_type": "group"}'})
-            raise OSError("injected failure after a partial write")
-        return real(self, items)
-
-    Store.set_many = set_many
-    Store.real_set_many = real
-
-
-def _restore():
-    from zarrdask.storage.icechunk import IcechunkSessionStore as Store
-
-    if hasattr(Store, "real_set_many"):
-        Store.set_many = Store.real_set_many
-        del Store.real_set_many
-
-
 def test_retried_task_leaves_no_duplicate_or_lost_chunk(client, repo, tmp_path):
     session = repo.writable_session("main")
     plan = zarrdask.rechunk(_local_source(tmp_path), (8, 40), session, max_mem="1MB", target_path="r",
                             target_options={"compressors": None})
-    client.run(_fail_first_write, str(tmp_path / "rechunk-failed"), "r/c/5/0")
+    client.run(fail_first_chunk_write, str(tmp_path / "rechunk-failed"), "r/c/5/0")
     try:
         plan.execute(progress=False, retries=1)
     finally:
-        client.run(_restore)
+        client.run(restore_set_many)
     assert os.path.exists(tmp_path / "rechunk-failed")
     session.commit("rechunked, retried")  # icechunk 1.x forks only a session without uncommitted changes
 
     ds, path = _v2_dataset(tmp_path)
     session = repo.writable_session("main")
-    client.run(_fail_first_write, str(tmp_path / "convert-failed"), "v3/temp/c/3/1")
+    client.run(fail_first_chunk_write, str(tmp_path / "convert-failed"), "v3/temp/c/3/1")
     try:
         result = zarrdask.convert(path, session, target_path="v3", block_bytes=64, retries=1)
     finally:
-        client.run(_restore)
+        client.run(restore_set_many)
     assert os.path.exists(tmp_path / "convert-failed") and result.ok
     session.commit("converted, retried")
 
