@@ -95,6 +95,7 @@ from .obstore_requests import (
     ObstoreBackend,
     backend_kind,
     backend_location,
+    hold_exit_for_obstore,
     raise_translated,
     run,
     translate,
@@ -317,6 +318,7 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         import asyncio
 
         loop = get_loop()
+        hold_exit_for_obstore()
 
         def start(i: int) -> Any:
             return asyncio.run_coroutine_threadsafe(self._get(keys[i]), loop)

@@ -58,6 +58,7 @@ __all__ = [
     "answer_for",
     "message_of",
     "run",
+    "hold_exit_for_obstore",
     "ObstoreBackend",
 ]
 
@@ -216,10 +217,45 @@ def answer_for(error: BaseException) -> Any:
 
 
 # -- running -------------------------------------------------------------------
+#: how long the interpreter, on its way out, lets obstore's threads finish
+#: handing over their last answers
+_EXIT_GRACE = 0.05
+_exit_hook_set = False
+
+
+def _let_obstore_threads_finish() -> None:
+    """Release the GIL for a moment before the interpreter finalizes.
+
+    obstore hands each answer of an ``..._async`` call to the event loop from
+    one of its own (Rust) threads, which takes the GIL back once the loop has
+    been woken. If the program ends right after its last request, that thread
+    can still be waiting for the GIL when Python starts finalizing; Python then
+    ends the thread with ``pthread_exit``, which cannot unwind through Rust
+    frames, and the whole process aborts (SIGABRT, exit code -6) although
+    every request had completed. ``atexit`` handlers run before finalizing
+    starts, so a short sleep here lets those threads take the GIL, return and
+    let it go."""
+    import time
+
+    time.sleep(_EXIT_GRACE)
+
+
+def hold_exit_for_obstore() -> None:
+    """Have the interpreter wait a moment at exit for obstore's threads
+    (:func:`_let_obstore_threads_finish`); called before any ``..._async`` call."""
+    global _exit_hook_set
+    if not _exit_hook_set:
+        import atexit
+
+        atexit.register(_let_obstore_threads_finish)
+        _exit_hook_set = True
+
+
 def run(make: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> Any:
     """``await make(*args, **kwargs)`` on fsspec's I/O loop thread; the calling thread waits."""
     from fsspec.asyn import get_loop, sync
 
+    hold_exit_for_obstore()
     try:
         return sync(get_loop(), make, *args, **kwargs)
     except NotImplementedError as e:
