@@ -100,9 +100,20 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = N
 # Requests to remote stores wait on the network, not the CPU: they run on a
 # separate, larger pool (setting ``io_concurrency``), never on the CPU pool,
 # so a batch of requests issued from a pool thread (or from a dask task) is
-# still concurrent.
+# still concurrent. Batches nest (a batch of reads whose each read is itself a
+# batch of requests: a reference store's targets, the members of a group): an
+# I/O thread that waits on a nested batch first runs the parts of it no thread
+# has taken yet, so a full pool never waits on its own queue.
 _io_pool: ThreadPoolExecutor | None = None
 _io_pid: int | None = None
+
+
+def _mark_io_thread() -> None:
+    _local.io_thread = True
+
+
+def _on_io_thread() -> bool:
+    return getattr(_local, "io_thread", False)
 
 
 def io_executor() -> ThreadPoolExecutor:
@@ -111,7 +122,7 @@ def io_executor() -> ThreadPoolExecutor:
     size = max(1, int(config.get("io_concurrency")))
     with _pool_lock:
         if _io_pool is None or _io_pid != os.getpid() or _io_pool._max_workers != size:
-            _io_pool = ThreadPoolExecutor(size, thread_name_prefix="zarrdask-io")
+            _io_pool = ThreadPoolExecutor(size, thread_name_prefix="zarrdask-io", initializer=_mark_io_thread)
             _io_pid = os.getpid()
         return _io_pool
 
@@ -129,8 +140,6 @@ def io_map(fn: Callable[[T], R], items: Sequence[T], limit: int | None = None) -
     exceptions propagate."""
     if len(items) <= 1:
         return [fn(x) for x in items]
-    if io_limit(limit) >= min(len(items), io_executor()._max_workers):
-        return list(io_executor().map(fn, items))
     out: list = [None] * len(items)
     for i, result in io_unordered(fn, items, limit):
         out[i] = result
@@ -141,17 +150,65 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     """``(i, fn(items[i]))`` pairs in the order the calls finish, with at most
     ``limit`` (default ``io_concurrency``) calls in flight: a call starts only when an earlier one
     was consumed, so results never pile up faster than the caller takes them.
-    An exception propagates when its result would be yielded."""
+    An exception propagates when its result would be yielded.
+
+    Called from an I/O thread (a nested batch), calls no thread has taken yet
+    run in the calling thread instead of being waited for."""
     if len(items) <= 1:
         for i, x in enumerate(items):
             yield i, fn(x)
         return
     pool = io_executor()
-    for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
-        result = future.result()
-        del future  # a result handed over is referenced by the caller only
-        yield i, result
-        del result
+    if not _on_io_thread():
+        for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
+            result = future.result()
+            del future  # a result handed over is referenced by the caller only
+            yield i, result
+            del result
+        return
+    yield from _helping(pool, fn, items, io_limit(limit))
+
+
+def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T], limit: int
+             ) -> Iterator[tuple[int, R]]:
+    """:func:`io_unordered` for a caller that is an I/O thread: work still
+    queued is taken back and run here, so the wait is only ever on calls that
+    other threads are running."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    todo = iter(range(len(items)))
+    running: dict = {}
+
+    def start() -> None:
+        i = next(todo, None)
+        if i is not None:
+            running[pool.submit(fn, items[i])] = i
+
+    for _ in range(limit):
+        start()
+    try:
+        while running:
+            done = [f for f in running if f.done()]
+            if not done:
+                queued = next((f for f in running if f.cancel()), None)
+                if queued is not None:
+                    i = running.pop(queued)
+                    result = fn(items[i])
+                    yield i, result
+                    del result
+                    start()
+                    continue
+                done = list(wait(running, return_when=FIRST_COMPLETED)[0])
+            for future in done:
+                i = running.pop(future)
+                result = future.result()
+                del future
+                yield i, result
+                del result
+                start()
+    finally:
+        for future in running:
+            future.cancel()
 
 
 def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:

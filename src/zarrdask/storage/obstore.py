@@ -7,19 +7,24 @@ store objects (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``,
 ``HTTPStore``, ``LocalStore``, ``MemoryStore``). Keys are obstore paths
 under the obstore store's own prefix.
 
-Every batch is one coroutine run on fsspec's I/O loop
-(:mod:`zarrdask.storage.obstore_requests`), its requests concurrent (at most
-the setting ``io_concurrency`` in flight):
+Every request is one of obstore's blocking calls (``obstore.get``,
+``put``, ``head``, ``delete``), made on one of zarrdask's I/O threads (a
+batch's requests concurrent, at most the setting ``io_concurrency`` in
+flight; a lone request in the calling thread). obstore waits for the answer
+with the GIL released, and its own threads never call into Python: a request
+crosses from Python to obstore and back once, where its ``..._async`` twins
+cross between the caller, an event loop and obstore's threads several times
+(docs/performance.md, "How requests are made"):
 
-* ``get_many``: one ``get_async`` per key; ``iter_many`` (``streaming``):
+* ``get_many``: one ``get`` per key; ``iter_many`` (``streaming``):
   the same requests, each value handed over as it arrives;
-* ``get_ranges`` and readers: one ranged ``get_async`` per range (the
+* ``get_ranges`` and readers: one ranged ``get`` per range (the
   sharding codec has already merged nearby ranges, ``coalesce_gap``); the
   first response's ETag pins the version, as in
   :class:`~zarrdask.storage.conditional.ConditionalReader` (obstore's own
   ``get_ranges`` reports no ETag, and fails on a range past the end);
-* ``set_many``: one ``put_async`` per key; ``delete_many``: one bulk
-  ``delete_async`` (S3 ``DeleteObjects``), per key on a local directory;
+* ``set_many``: one ``put`` per key; ``delete_many``: one bulk
+  ``delete`` (S3 ``DeleteObjects``), per key on a local directory;
 * ``list_dir``: ``list_with_delimiter``; ``list`` / ``list_prefix``:
   ``list`` of the directory holding the prefix, filtered by the string prefix.
 
@@ -69,7 +74,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Any, Awaitable, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from .. import config
 from ..errors import StoreError
@@ -95,14 +100,12 @@ from .obstore_requests import (
     ObstoreBackend,
     backend_kind,
     backend_location,
-    hold_exit_for_obstore,
     raise_translated,
-    run,
     translate,
 )
 from .readers import ValueReader
 from .versions import etag_get_if_changed, etag_get_with_versions
-from .retry import describe, gather_retrying, is_transient, raise_first_failure, retry_call
+from .retry import describe, is_transient, map_retrying, raise_first_failure, retry_call
 
 __all__ = ["ObstoreStore"]
 
@@ -122,11 +125,11 @@ def _limit() -> int:
     return max(1, int(config.get("io_concurrency")))
 
 
-async def _or_missing(request: Awaitable[Any]) -> Any:
-    """The answer to ``request``, ``None`` if the key is missing; other
-    failures raised as :func:`~zarrdask.storage.obstore_requests.translate` makes them."""
+def _or_missing(request: Callable[[], Any]) -> Any:
+    """``request()``, ``None`` if the key is missing; other failures raised
+    as :func:`~zarrdask.storage.obstore_requests.translate` makes them."""
     try:
-        return await request
+        return request()
     except Exception as e:
         if isinstance(translate(e), FileNotFoundError):
             return None
@@ -235,10 +238,11 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
                 _obstore().put(self.obstore_store, key, value)
 
     # -- requests ----------------------------------------------------------
-    def _batch(self, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
-        """Run coroutines concurrently on the I/O loop, each retried after a
-        transient failure; results in order, failures in place."""
-        return run(gather_retrying, calls, _limit())
+    def _batch(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:
+        """Run blocking requests concurrently on the I/O threads (one alone in
+        the calling thread), each retried after a transient failure; results
+        in order, failures in place."""
+        return map_retrying(calls, _limit())
 
     def _retrying(self, call: Callable[[], Any], what: str) -> Any:
         """A blocking obstore call, retried after a transient failure; any
@@ -248,48 +252,48 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         except Exception as e:
             raise StoreError(f"{self!r}: cannot {what}: {describe(translate(e))}") from e
 
-    async def _fetch(self, key: str) -> tuple[Any, bytes]:
-        result = await _obstore().get_async(self.obstore_store, key)
-        return result.meta, bytes(await result.bytes_async())
+    def _fetch(self, key: str) -> tuple[Any, bytes]:
+        result = _obstore().get(self.obstore_store, key)
+        return result.meta, bytes(result.bytes())
 
-    async def _get(self, key: str) -> bytes | None:
+    def _get(self, key: str) -> bytes | None:
         """The value of ``key``, ``None`` if missing (failures raised, translated)."""
-        found = await _or_missing(self._fetch(key))
+        found = _or_missing(partial(self._fetch, key))
         return None if found is None else found[1]
 
-    async def _get_versioned(self, key: str) -> tuple[bytes | None, dict[str, str] | None]:
-        found = await _or_missing(self._fetch(key))
+    def _get_versioned(self, key: str) -> tuple[bytes | None, dict[str, str] | None]:
+        found = _or_missing(partial(self._fetch, key))
         if found is None:
             return None, None
         meta, data = found
         return data, {name: meta[name] for name in ("e_tag", "version") if meta.get(name) is not None}
 
-    async def _put(self, key: str, value: Any, mode: Any = None) -> Any:
+    def _put(self, key: str, value: Any, mode: Any = None) -> Any:
         """Store ``value``; with a ``mode``, ``_CONFLICT`` if its precondition failed.
         One request per value below ``_MULTIPART_FROM`` (obstore would split
         values above 5 MiB into a multipart upload: four requests or more)."""
         try:
             if mode is None:
                 multipart = memoryview(value).nbytes >= _MULTIPART_FROM
-                await _obstore().put_async(self.obstore_store, key, value, use_multipart=multipart)
+                _obstore().put(self.obstore_store, key, value, use_multipart=multipart)
             else:
-                await _obstore().put_async(self.obstore_store, key, value, mode=mode, use_multipart=False)
+                _obstore().put(self.obstore_store, key, value, mode=mode, use_multipart=False)
         except Exception as e:
             if mode is not None and _changed_under_us(e):
                 return _CONFLICT
             raise_translated(e)
         return None
 
-    async def _delete(self, key: str) -> None:
-        await _or_missing(_obstore().delete_async(self.obstore_store, key))
+    def _delete(self, key: str) -> None:
+        _or_missing(partial(_obstore().delete, self.obstore_store, key))
 
-    async def _delete_all(self, keys: list[str]) -> None:
+    def _delete_all(self, keys: list[str]) -> None:
         try:
-            await _obstore().delete_async(self.obstore_store, keys)
+            _obstore().delete(self.obstore_store, keys)
         except Exception as e:
             raise_translated(e)
 
-    def _per_key(self, what: str, fetch: Callable[[str], Awaitable[Any]], keys: Sequence[str]) -> list[Any]:
+    def _per_key(self, what: str, fetch: Callable[[str], Any], keys: Sequence[str]) -> list[Any]:
         """``fetch(key)`` for every key, concurrently; the first failure raised, naming its key."""
         keys = [validate_key(key) for key in keys]
         if not keys:
@@ -303,31 +307,17 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         return self._per_key("read", self._get, keys)
 
     def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
-        """Values as they arrive: one request per key on the I/O loop, at most
-        ``limit`` (default ``io_concurrency``) in flight. A request that
-        failed is made again through :meth:`get_many` (retried if transient,
-        a ``StoreError`` otherwise)."""
+        """Values as they arrive: one request per key on the I/O threads, at
+        most ``limit`` (default ``io_concurrency``) in flight, each retried
+        after a transient failure (a ``StoreError`` naming the key otherwise)."""
         keys = [validate_key(key) for key in keys]
-        if len(keys) <= 1:
-            yield from enumerate(self.get_many(keys))
-            return
-        from fsspec.asyn import get_loop
+        from .._pool import io_unordered
 
-        from .._pool import futures_unordered
+        def one(key: str) -> bytes | None:
+            (value,) = self._per_key("read", self._get, [key])
+            return value
 
-        import asyncio
-
-        loop = get_loop()
-        hold_exit_for_obstore()
-
-        def start(i: int) -> Any:
-            return asyncio.run_coroutine_threadsafe(self._get(keys[i]), loop)
-
-        for i, future in futures_unordered(start, len(keys), limit):
-            value = future.result() if future.exception() is None else self.get_many([keys[i]])[0]
-            del future  # a value handed over is referenced by the caller only (memory budgets count on it)
-            yield i, value
-            del value
+        yield from io_unordered(one, keys, limit)
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
@@ -335,8 +325,8 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         with self.reader(key) as reader:
             return reader.read(ranges)
 
-    async def _size(self, key: str) -> int | None:
-        meta = await _or_missing(_obstore().head_async(self.obstore_store, key))
+    def _size(self, key: str) -> int | None:
+        meta = _or_missing(partial(_obstore().head, self.obstore_store, key))
         return None if meta is None else int(meta["size"])
 
     def getsize(self, key: str) -> int | None:

@@ -6,12 +6,6 @@ talks to obstore (https://developmentseed.org/obstore/, 0.12), whose stores
 are Rust ``object_store`` backends. This module holds what the store needs
 besides its own methods:
 
-* **Running coroutines.** zarrdask's store interface is synchronous
-  (``ARCHITECTURE.md``, "Concurrency"); a batch of obstore requests is one
-  coroutine (``obstore.get_async`` and friends, gathered) run on fsspec's I/O
-  event loop thread (:func:`run`), the loop zarrdask's fsspec stores already
-  use, so zarrdask starts no loop of its own. The calling thread blocks; a
-  call made on that loop's own thread is refused with a ``StoreError``.
 * **Answers.** obstore reports a missing object as ``FileNotFoundError``, a
   failed precondition as ``PreconditionError`` / ``AlreadyExistsError``, and
   most other failures as ``GenericError`` whose message carries the HTTP
@@ -40,12 +34,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Awaitable, Callable, Hashable, NoReturn
+from typing import Any, Callable, Hashable, NoReturn
 
 from .. import config
 from ..errors import StoreError
 from .conditional import MISSING, NOT_MODIFIED, PRECONDITION_FAILED, UNSATISFIABLE, Reply
-from .retry import gather_retrying
+from .retry import map_retrying
 
 __all__ = [
     "is_obstore_store",
@@ -57,8 +51,6 @@ __all__ = [
     "raise_translated",
     "answer_for",
     "message_of",
-    "run",
-    "hold_exit_for_obstore",
     "ObstoreBackend",
 ]
 
@@ -216,57 +208,7 @@ def answer_for(error: BaseException) -> Any:
     return None
 
 
-# -- running -------------------------------------------------------------------
-#: how long the interpreter, on its way out, lets obstore's threads finish
-#: handing over their last answers
-_EXIT_GRACE = 0.05
-_exit_hook_set = False
-
-
-def _let_obstore_threads_finish() -> None:
-    """Release the GIL for a moment before the interpreter finalizes.
-
-    obstore hands each answer of an ``..._async`` call to the event loop from
-    one of its own (Rust) threads, which takes the GIL back once the loop has
-    been woken. If the program ends right after its last request, that thread
-    can still be waiting for the GIL when Python starts finalizing; Python then
-    ends the thread with ``pthread_exit``, which cannot unwind through Rust
-    frames, and the whole process aborts (SIGABRT, exit code -6) although
-    every request had completed. ``atexit`` handlers run before finalizing
-    starts, so a short sleep here lets those threads take the GIL, return and
-    let it go."""
-    import time
-
-    time.sleep(_EXIT_GRACE)
-
-
-def hold_exit_for_obstore() -> None:
-    """Have the interpreter wait a moment at exit for obstore's threads
-    (:func:`_let_obstore_threads_finish`); called before any ``..._async`` call."""
-    global _exit_hook_set
-    if not _exit_hook_set:
-        import atexit
-
-        atexit.register(_let_obstore_threads_finish)
-        _exit_hook_set = True
-
-
-def run(make: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> Any:
-    """``await make(*args, **kwargs)`` on fsspec's I/O loop thread; the calling thread waits."""
-    from fsspec.asyn import get_loop, sync
-
-    hold_exit_for_obstore()
-    try:
-        return sync(get_loop(), make, *args, **kwargs)
-    except NotImplementedError as e:
-        if "within a running loop" not in str(e):
-            raise
-        raise StoreError(
-            "zarrdask's obstore store blocks until fsspec's I/O loop has run its requests, so it cannot be "
-            "called from that loop's own thread; call it from another thread (e.g. `await asyncio.to_thread(...)`)"
-        ) from e
-
-
+# -- requests ----------------------------------------------------------------
 def _never(error: BaseException) -> bool:
     return False
 
@@ -287,8 +229,8 @@ def _obstore_range(header: str) -> Any:
 class ObstoreBackend:
     """How :class:`~zarrdask.storage.conditional.ConditionalReader` asks an
     obstore store for one path: ``get(range_header, if_match)``,
-    ``head(if_match)`` (coroutines answering a ``Reply`` or an answer) and
-    ``run(calls)``. Transient failures are raised (the reader retries them).
+    ``head(if_match)`` (blocking calls answering a ``Reply`` or an answer)
+    and ``run(calls)``. Transient failures are raised (the reader retries them).
 
     The version a backend reports with an ETag (a versioned S3 bucket) is
     remembered, and asked for with every later ``if_match`` on that ETag: the
@@ -300,7 +242,7 @@ class ObstoreBackend:
         self.path = path
         self._versions: dict[str, str] = {}
 
-    async def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None) -> Any:
+    def get(self, header: str | None, if_match: str | None, if_none_match: str | None = None) -> Any:
         import obstore
 
         options: dict[str, Any] = {}
@@ -314,8 +256,8 @@ class ObstoreBackend:
             if version is not None:
                 options["version"] = version
         try:
-            result = await obstore.get_async(self.store, self.path, options=options or None)
-            data = await result.bytes_async()
+            result = obstore.get(self.store, self.path, options=options or None)
+            data = result.bytes()
         except Exception as e:
             answer = answer_for(e)
             if answer is None:
@@ -327,11 +269,11 @@ class ObstoreBackend:
             self._versions.setdefault(etag, version)
         return Reply(bytes(data), etag, int(meta["size"]), header is None)
 
-    async def head(self, if_match: str | None) -> Any:
+    def head(self, if_match: str | None) -> Any:
         import obstore
 
         try:
-            meta = await obstore.head_async(self.store, self.path)
+            meta = obstore.head(self.store, self.path)
         except Exception as e:
             answer = answer_for(e)
             if answer is None:
@@ -341,7 +283,8 @@ class ObstoreBackend:
             return PRECONDITION_FAILED
         return Reply(b"", meta.get("e_tag"), int(meta["size"]), True)
 
-    def run(self, calls: list[Callable[[], Awaitable[Any]]]) -> list[Any]:
-        """Run coroutines concurrently on the I/O loop (at most
-        ``io_concurrency`` at once); exceptions in place, not retried here."""
-        return run(gather_retrying, calls, int(config.get("io_concurrency")), transient=_never)
+    def run(self, calls: list[Callable[[], Any]]) -> list[Any]:
+        """Make the requests concurrently on the I/O threads (at most
+        ``io_concurrency`` at once; a lone one in the calling thread);
+        exceptions in place, not retried here."""
+        return map_retrying(calls, int(config.get("io_concurrency")), transient=_never)

@@ -42,6 +42,7 @@ __all__ = [
     "raise_first_failure",
     "retry_call",
     "retry_batch",
+    "map_retrying",
     "gather_retrying",
 ]
 
@@ -294,6 +295,31 @@ def retry_batch(
             attempt += 1
         pending = again
     return out
+
+
+def map_retrying(
+    calls: Sequence[Callable[[], Any]],
+    limit: int,
+    *,
+    transient: Callable[[BaseException], bool] = is_transient,
+    policy: RetryPolicy | None = None,
+) -> list[Any]:
+    """Results of the blocking calls ``call()`` for every ``call`` of
+    ``calls``, run concurrently on the I/O threads (at most ``limit`` at once;
+    a single call runs in the calling thread), each made again after a
+    transient failure. Results are in order, failures in place, as
+    :func:`gather_retrying` gives them."""
+    from .._pool import io_map
+
+    policy = policy or RetryPolicy.current()
+
+    def one(call: Callable[[], Any]) -> Any:
+        try:
+            return retry_call(call, transient=transient, policy=policy)
+        except Exception as e:
+            return e
+
+    return io_map(one, list(calls), limit)
 
 
 async def gather_retrying(
