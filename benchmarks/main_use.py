@@ -1,0 +1,147 @@
+"""The main use: ``xr.open_dataset(..., engine="zarrdask", chunks={})`` and a
+dask reduction, on the same data stored chunked and sharded.
+
+    python -m benchmarks.main_use --repeat 3
+
+Data: one float32 variable ``t2m(time, lat, lon)`` of 365 x 360 x 720
+(378 MB decoded; the smooth-field-plus-noise data of ``benchmarks.cases``,
+zstd level 1), with its coordinates, written twice with zarrdask:
+
+- ``chunked``: chunks (73, 90, 180), one dask task per chunk (80 tasks);
+- ``sharded``: the same chunks as the inner chunks of (365, 180, 360)
+  shards, one dask task per shard (4 tasks) as ``chunks={}`` gives them.
+
+Operations (dask's threaded scheduler, ``--threads`` threads, zarrdask's
+setting ``threads`` the same): ``mean over time`` (``ds.t2m.mean("time")``)
+and ``a time series`` (``ds.t2m.isel(lat=100, lon=200)``, which touches one
+column of chunks). Each layout and operation runs in a fresh process, the
+dataset opened (not timed) and the operation run once before ``--repeat``
+timed runs; the figure is the best. ``engine="zarr"`` (xarray's own backend,
+zarr-python) runs beside it on the same stores.
+
+Writes ``main_use.json`` and ``main_use.md`` into ``--out`` (default
+``benchmarks/results``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SHAPE = (365, 360, 720)
+CHUNKS = (73, 90, 180)
+SHARDS = (365, 180, 360)
+LAYOUTS = ("chunked", "sharded")
+OPS = (("mean", 'mean over time: ds.t2m.mean("time")'), ("series", "a time series: ds.t2m.isel(lat=100, lon=200)"))
+ENGINES = ("zarrdask", "zarr")
+
+
+def build(root: str) -> None:
+    import numpy as np
+    import xarray as xr
+
+    from .cases import make_data
+
+    plane = make_data(max(SHAPE[1], SHAPE[2]))[: SHAPE[1], : SHAPE[2]]
+    data = np.stack([plane + np.float32(0.01 * i) for i in range(SHAPE[0])]).astype("f4")
+    ds = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), data)},
+        coords={"time": np.arange(SHAPE[0]), "lat": np.linspace(-90, 90, SHAPE[1]),
+                "lon": np.linspace(0, 360, SHAPE[2], endpoint=False)},
+    )
+    zstd = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
+    for layout in LAYOUTS:
+        encoding = {"t2m": {"chunks": CHUNKS, "compressors": zstd}}
+        if layout == "sharded":
+            encoding["t2m"]["shards"] = SHARDS
+        ds.to_zarr(os.path.join(root, f"{layout}.zarr"), mode="w", encoding=encoding, zarr_format=3,
+                   consolidated=True)
+
+
+def worker(path: str, engine: str, op: str, repeat: int, threads: int) -> dict:
+    import dask
+    import xarray as xr
+
+    if engine == "zarrdask":
+        import zarrdask
+
+        zarrdask.config.set(threads=threads)
+    ds = xr.open_dataset(path, engine=engine, chunks={})
+
+    def once() -> object:
+        if op == "mean":
+            return ds.t2m.mean("time").compute()
+        return ds.t2m.isel(lat=100, lon=200).compute()
+
+    with dask.config.set(scheduler="threads", num_workers=threads):
+        once()
+        best = cpu = float("inf")
+        for _ in range(repeat):
+            t0, c0 = time.perf_counter(), time.process_time()
+            once()
+            best = min(best, time.perf_counter() - t0)
+            cpu = min(cpu, time.process_time() - c0)
+    return {"s": best, "cpu_s": cpu, "tasks": len(ds.t2m.data.__dask_graph__())}
+
+
+def run(repeat: int, threads: int, workdir: str | None) -> dict:
+    results: dict = {"shape": SHAPE, "chunks": CHUNKS, "shards": SHARDS, "threads": threads, "rows": {}}
+    with tempfile.TemporaryDirectory(prefix="zarrdask-main-use-", dir=workdir) as root:
+        build(root)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), OMP_NUM_THREADS="1",
+                   BLOSC_NTHREADS="1")
+        for op, _ in OPS:
+            for engine in ENGINES:
+                for layout in LAYOUTS:
+                    args = [sys.executable, "-m", "benchmarks.main_use", "--worker", os.path.join(root, f"{layout}.zarr"),
+                            "--engine", engine, "--op", op, "--repeat", str(repeat), "--threads", str(threads)]
+                    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+                    row = json.loads(out.stdout.strip().splitlines()[-1])
+                    results["rows"].setdefault(op, {}).setdefault(engine, {})[layout] = row
+                    print(f"{op:<7} {engine:<9} {layout:<8} {row['s'] * 1000:8.1f} ms (cpu {row['cpu_s'] * 1000:7.1f} ms)",
+                          file=sys.stderr, flush=True)
+    return results
+
+
+def table(results: dict) -> str:
+    lines = [f"{results['threads']} threads; float32 {' x '.join(map(str, results['shape']))}, chunks "
+             f"{results['chunks']}, shards {results['shards']}; best of the repeats\n",
+             "| operation | engine | chunked (ms) | sharded (ms) | sharded / chunked |", "|---|---|---:|---:|---:|"]
+    for op, label in OPS:
+        for engine in ENGINES:
+            row = results["rows"][op][engine]
+            c, s = row["chunked"]["s"], row["sharded"]["s"]
+            lines.append(f"| {label} | {engine} | {c * 1000:,.0f} | {s * 1000:,.0f} | {s / c:.2f}x |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--workdir", default=None)
+    p.add_argument("--out", default="benchmarks/results")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--engine", help=argparse.SUPPRESS)
+    p.add_argument("--op", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.engine, args.op, args.repeat, args.threads)))
+        return
+    results = run(args.repeat, args.threads, args.workdir)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "main_use.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    text = table(results)
+    with open(os.path.join(args.out, "main_use.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Nested fan-out on zarrdask's two pools.
+
+CPU work started from a pool thread (a shard's inner chunks inside a
+multi-shard read) spreads over the idle pool threads instead of running in
+the one thread; a batch of requests started from an I/O thread (a reference
+store's targets, a group's members) never waits on a queue it holds up. Both
+with pools far smaller than the work, where waiting on queued work would hang."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import zarrdask
+from zarrdask import _pool
+
+
+def _within(seconds, fn):
+    """``fn()``, failing (instead of hanging the suite) if it has not returned
+    after ``seconds``: a deadlock."""
+    out: dict = {}
+
+    def call():
+        try:
+            out["value"] = fn()
+        except BaseException as e:
+            out["error"] = e
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still waiting after {seconds} s: a deadlock"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+@pytest.fixture
+def small_pools():
+    with zarrdask.config.set(threads=2, io_concurrency=2):
+        yield
+
+
+def test_inner_work_of_one_outer_item_uses_every_pool_thread(small_pools):
+    seen: set = set()
+    lock = threading.Lock()
+
+    def inner(x):
+        time.sleep(0.005)
+        with lock:
+            seen.add(threading.current_thread().name)
+        return x * 2
+
+    def outer(n):
+        return sum(_pool.thread_map(inner, list(range(n))))
+
+    # one outer item with many inner ones, one with none: the idle thread helps
+    assert _pool.thread_map(outer, [40, 0]) == [sum(range(40)) * 2, 0]
+    assert len(seen) == 2
+
+
+def test_deeply_nested_cpu_work_completes(small_pools):
+    def level(depth):
+        if depth == 0:
+            return 1
+        return sum(_pool.thread_map(level, [depth - 1] * 3))
+
+    assert _within(60, lambda: _pool.thread_map(level, [4, 4, 4])) == [81, 81, 81]
+
+
+def test_threads_one_keeps_nested_work_in_the_calling_thread(small_pools):
+    names: set = set()
+
+    def inner(x):
+        names.add(threading.current_thread().name)
+        return x
+
+    def outer(n):
+        return _pool.thread_map(inner, list(range(n)))
+
+    me = threading.current_thread().name
+    assert _pool.thread_map(outer, [5, 5], threads=1) == [list(range(5))] * 2
+    assert names == {me}
+
+
+def test_nested_io_batches_on_a_full_pool_complete(small_pools):
+    def request(x):
+        time.sleep(0.002)
+        return x
+
+    def batch(n):  # each item of the outer batch is itself a batch (on an I/O thread)
+        return sum(_pool.io_map(request, list(range(n))))
+
+    assert _within(60, lambda: _pool.io_map(batch, [10] * 6)) == [45] * 6
+    got = _within(60, lambda: dict(_pool.io_unordered(batch, [10] * 6)))
+    assert got == {i: 45 for i in range(6)}
+
+
+def test_a_failure_in_nested_work_propagates(small_pools):
+    def inner(x):
+        if x == 7:
+            raise ValueError("item 7")
+        return x
+
+    def outer(n):
+        return _pool.thread_map(inner, list(range(n)))
+
+    with pytest.raises(ValueError, match="item 7"):
+        _pool.thread_map(outer, [10, 3])
