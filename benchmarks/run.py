@@ -94,6 +94,9 @@ def merge_reads(procs: list[dict]) -> dict:
     out = dict(ok[0])
     out["read_times"] = [t for p in ok for t in p["read_times"]]
     out["windows_time"] = min(p["windows_time"] for p in ok)
+    warm = [p["warm_open_time"] for p in ok if "warm_open_time" in p]
+    if warm:
+        out["warm_open_time"] = min(warm)
     out["windows_ok"] = all(p.get("windows_ok", False) for p in ok)
     out["correct"] = all(p.get("correct", False) for p in ok)
     out["memory"] = min((p["memory"] for p in ok), key=lambda m: m["peak_above_baseline_bytes"])

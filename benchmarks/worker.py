@@ -32,6 +32,10 @@ MARKER = "@@RESULT@@"
 WINDOW = 10  # the small windows are WINDOW x WINDOW
 
 
+#: warm open + window repetitions in each read process
+WARM_OPENS = 200
+
+
 def first_window_position(size: int) -> tuple[int, int]:
     """Where the "first small window" is read: near the middle, not chunk-aligned."""
     return max(0, size // 2 + 3), max(0, size // 2 - 21)
@@ -171,6 +175,16 @@ def op_read(task: dict) -> dict:
     a, b = pos[-1]
     out["windows_ok"] = bool(np.array_equal(last, ref[a : a + WINDOW, b : b + WINDOW]))
     del ref
+
+    # 4b. a warm open + one small window, again and again (a notebook's repeated
+    # ``open_array(...)[...]``): the median of WARM_OPENS, each opening anew
+    i, j = first_window_position(size)
+    warm = []
+    for _ in range(WARM_OPENS):
+        t0 = time.perf_counter()
+        impl.read_window(impl.open(path, case), i, j, WINDOW, WINDOW)
+        warm.append(time.perf_counter() - t0)
+    out["warm_open_time"] = float(np.median(warm))
 
     # 5. dask: from_zarr(...).sum().compute() with the same number of threads
     if task.get("dask", True):

@@ -154,10 +154,17 @@ def _on_io_thread() -> bool:
     return getattr(_local, "io_thread", False)
 
 
+#: I/O threads per request one batch may have in flight (``io_concurrency``):
+#: batches made at the same time (a hierarchy's listings beside its documents,
+#: reads of several arrays) each keep ``io_concurrency`` requests in flight
+IO_THREADS_PER_REQUEST = 4
+
+
 def io_executor() -> ThreadPoolExecutor:
-    """The process's pool of I/O threads, sized by the setting ``io_concurrency``."""
+    """The process's pool of I/O threads: ``IO_THREADS_PER_REQUEST`` times the
+    setting ``io_concurrency`` (started as needed)."""
     global _io_pool, _io_pid
-    size = max(1, int(config.get("io_concurrency")))
+    size = IO_THREADS_PER_REQUEST * max(1, int(config.get("io_concurrency")))
     with _pool_lock:
         if _io_pool is None or _io_pid != os.getpid() or _io_pool._max_workers != size:
             _io_pool = ThreadPoolExecutor(size, thread_name_prefix="zarrdask-io", initializer=_mark_io_thread)
@@ -166,9 +173,9 @@ def io_executor() -> ThreadPoolExecutor:
 
 
 def io_limit(limit: int | None = None) -> int:
-    """Requests in flight at once: ``limit``, at most the I/O threads there are
-    (setting ``io_concurrency``)."""
-    size = io_executor()._max_workers
+    """Requests one batch has in flight at once: ``limit``, at most the setting
+    ``io_concurrency`` (its default)."""
+    size = max(1, int(config.get("io_concurrency")))
     return size if limit is None else max(1, min(int(limit), size))
 
 
@@ -198,7 +205,7 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
         return
     pool = io_executor()
     if not _on_io_thread():
-        for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
+        for i, future in futures_unordered(lambda i: pool.submit(_busy_io_call, fn, items[i]), len(items), limit):
             result = future.result()
             del future  # a result handed over is referenced by the caller only
             yield i, result
@@ -207,11 +214,26 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     yield from _helping(pool, fn, items, io_limit(limit))
 
 
+_io_busy = 0  # I/O threads running work of io_unordered / io_map
+
+
+def _busy_io_call(fn: Callable[[T], R], x: T) -> R:
+    global _io_busy
+    with _pool_lock:
+        _io_busy += 1
+    try:
+        return fn(x)
+    finally:
+        with _pool_lock:
+            _io_busy -= 1
+
+
 def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T], limit: int
              ) -> Iterator[tuple[int, R]]:
-    """:func:`io_unordered` for a caller that is an I/O thread: work still
-    queued is taken back and run here, so the wait is only ever on calls that
-    other threads are running."""
+    """:func:`io_unordered` for a caller that is an I/O thread. While some I/O
+    thread is free, the calls wait for one as usual; once every thread is
+    busy, work still queued is taken back and run here, so the wait is only
+    ever on calls that other threads are running."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     todo = iter(range(len(items)))
@@ -220,7 +242,7 @@ def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T],
     def start() -> None:
         i = next(todo, None)
         if i is not None:
-            running[pool.submit(fn, items[i])] = i
+            running[pool.submit(_busy_io_call, fn, items[i])] = i
 
     for _ in range(limit):
         start()
@@ -228,7 +250,7 @@ def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T],
         while running:
             done = [f for f in running if f.done()]
             if not done:
-                queued = next((f for f in running if f.cancel()), None)
+                queued = next((f for f in running if f.cancel()), None) if _io_busy >= pool._max_workers else None
                 if queued is not None:
                     i = running.pop(queued)
                     result = fn(items[i])
@@ -236,7 +258,8 @@ def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T],
                     del result
                     start()
                     continue
-                done = list(wait(running, return_when=FIRST_COMPLETED)[0])
+                # a free thread takes the queued calls; look again soon in case none is left
+                done = list(wait(running, timeout=0.005, return_when=FIRST_COMPLETED)[0])
             for future in done:
                 i = running.pop(future)
                 result = future.result()

@@ -86,16 +86,19 @@ def test_threads_one_keeps_nested_work_in_the_calling_thread(small_pools):
 
 
 def test_nested_io_batches_on_a_full_pool_complete(small_pools):
-    def request(x):
-        time.sleep(0.002)
-        return x
+    # io_concurrency=2: each batch keeps 2 calls in flight, on a pool of 8
+    # threads; three levels of nesting want 2 + 4 + 8 threads at once
+    assert _pool.io_executor()._max_workers == 2 * _pool.IO_THREADS_PER_REQUEST
 
-    def batch(n):  # each item of the outer batch is itself a batch (on an I/O thread)
-        return sum(_pool.io_map(request, list(range(n))))
+    def level(depth):
+        if depth == 0:
+            time.sleep(0.002)
+            return 1
+        return sum(_pool.io_map(level, [depth - 1] * 3))
 
-    assert _within(60, lambda: _pool.io_map(batch, [10] * 6)) == [45] * 6
-    got = _within(60, lambda: dict(_pool.io_unordered(batch, [10] * 6)))
-    assert got == {i: 45 for i in range(6)}
+    assert _within(60, lambda: _pool.io_map(level, [3] * 3)) == [27] * 3
+    got = _within(60, lambda: dict(_pool.io_unordered(level, [3] * 3)))
+    assert got == {i: 27 for i in range(3)}
 
 
 def test_a_failure_in_nested_work_propagates(small_pools):

@@ -21,12 +21,12 @@ from ..metadata import GroupMetadataV2, GroupMetadataV3
 from ..metadata.dtypes import display_name
 from ..storage.abc import Store
 from ..storage.capabilities import STREAMING
-from ..storage.keys import join_path, normalize_path
+from ..storage.keys import METADATA_NAMES, join_path, normalize_path
 from .array import Array
 from .array_creation import create_array
 from .._memory import paused_gc
 from .._pool import io_map
-from .nodes import (METADATA_NAMES, Consolidated, Node, NodeDocs, key_of, node_name, read_node, read_nodes,
+from .nodes import (Consolidated, Node, NodeDocs, key_of, node_name, read_node, read_nodes,
                     write_node)
 
 T = TypeVar("T")

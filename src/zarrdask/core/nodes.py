@@ -37,8 +37,6 @@ from ..storage.keys import join_path, normalize_path
 
 ZARRAY, ZGROUP, ZATTRS, ZARR_JSON = ".zarray", ".zgroup", ".zattrs", "zarr.json"
 ZMETADATA = ".zmetadata"
-#: the names of metadata documents (never members of a group)
-METADATA_NAMES = frozenset({ZARRAY, ZGROUP, ZATTRS, ZMETADATA, ZARR_JSON})
 
 
 def key_of(path: str, name: str) -> str:

@@ -53,10 +53,10 @@ from ..codecs.chain import CodecChain
 from ..codecs.sharding import ShardingCodec
 from ..errors import ChunkNotFoundError, CorruptChunkError
 from ..storage.abc import Store
-from ..storage.keys import join_path
+from ..storage.keys import METADATA_NAMES, join_path
 from .array import Array
 from .group import Group, node_from_docs
-from .nodes import METADATA_NAMES, ZARR_JSON, ZARRAY, ZGROUP, key_of, node_name, read_node
+from .nodes import ZARR_JSON, ZARRAY, ZGROUP, key_of, node_name, read_node
 
 __all__ = [
     "Problem",

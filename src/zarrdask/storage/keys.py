@@ -34,7 +34,17 @@ import re
 
 from ..errors import InvalidKeyError
 
-__all__ = ["validate_key", "validate_prefix", "key_problem", "normalize_path", "join_path"]
+__all__ = ["validate_key", "validate_prefix", "key_problem", "normalize_path", "join_path", "METADATA_NAMES",
+           "is_metadata_key"]
+
+#: the names of Zarr's metadata documents (v3 ``zarr.json``; v2 ``.zarray``,
+#: ``.zgroup``, ``.zattrs`` and consolidated ``.zmetadata``)
+METADATA_NAMES = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"})
+
+
+def is_metadata_key(key: str) -> bool:
+    """Whether ``key`` names a metadata document (its last segment is one of :data:`METADATA_NAMES`)."""
+    return key.rpartition("/")[2] in METADATA_NAMES
 
 # "C:" / "c:anything" as the first segment: a drive (or drive-relative) path on Windows.
 _DRIVE = re.compile(r"^[A-Za-z]:")

@@ -89,7 +89,7 @@ from .files import (
     remove_stale,
     stale_in_directory,
 )
-from .keys import validate_key, validate_prefix
+from .keys import is_metadata_key, validate_key, validate_prefix
 from .locks import HAVE_FILE_LOCKS, FileLocks
 from .readers import ValueReader
 from .versions import FileVersions, file_version
@@ -395,7 +395,11 @@ class LocalStore(FileVersions, InPlaceReads, ExactReaders, ProcessLocks, Store):
             os.close(fd)
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
-        # files are read on the shared pool: the OS serves them in parallel
+        # files are read on the shared pool: the OS serves them in parallel;
+        # metadata documents are small, and read in this thread (an open does
+        # not pay a hand-off to the pool and back for four tiny files)
+        if all(is_metadata_key(key) for key in keys):
+            return [self._read(key) for key in keys]
         return thread_map(self._read, keys)
 
     def _read_buffer(self, key: str) -> memoryview | None:
