@@ -91,6 +91,11 @@ def _nested_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     return out
 
 
+def serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]``: a map in this thread where a pool's hand-off costs more than the work."""
+    return [fn(x) for x in items]
+
+
 def run_inline(fn: Callable[..., R], *args: object) -> R:
     """``fn(*args)`` in this thread, as pool work: every :func:`thread_map` and
     :class:`Pipeline` it starts runs in this thread (the engine's pool off:

@@ -12,7 +12,7 @@ member is seen; other changes made elsewhere are not (call
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -25,17 +25,9 @@ from ..storage.keys import METADATA_NAMES, join_path, normalize_path
 from .array import Array
 from .array_creation import create_array
 from .._memory import paused_gc
-from .._pool import io_map
+from .._pool import io_map, serial_map
 from .nodes import (Consolidated, Node, NodeDocs, key_of, node_name, read_node, read_nodes,
                     write_node)
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def _serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    return [fn(x) for x in items]
-
 
 def create_group(
     store: Store, path: str, zarr_format: int, *, overwrite: bool, attributes: dict[str, Any] | None
@@ -262,7 +254,7 @@ class Group(Node):
         depth = 0
         while level:
             missing = [g for _, g, names in level if names is None]
-            listed = iter((io_map if remote else _serial_map)(lambda g: _names_below(store, g._path), missing))
+            listed = iter((io_map if remote else serial_map)(lambda g: _names_below(store, g._path), missing))
             level = [(p, g, names if names is not None else next(listed)) for p, g, names in level]
             deeper = max_depth is None or depth < max_depth
             rels = [f"{prefix}{n}" for prefix, _, names in level for n in names]

@@ -70,7 +70,7 @@ import uuid
 from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from .._memory import read_buffers
-from .._pool import thread_map
+from .._pool import serial_map, thread_map
 from ..errors import InvalidKeyError, StoreError
 from .abc import Store, as_buffer
 from .byte_range import ByteRequest, resolve
@@ -395,12 +395,8 @@ class LocalStore(FileVersions, InPlaceReads, ExactReaders, ProcessLocks, Store):
             os.close(fd)
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
-        # files are read on the shared pool: the OS serves them in parallel;
-        # metadata documents are small, and read in this thread (an open does
-        # not pay a hand-off to the pool and back for four tiny files)
-        if all(is_metadata_key(key) for key in keys):
-            return [self._read(key) for key in keys]
-        return thread_map(self._read, keys)
+        # on the pool (the OS reads files in parallel); small metadata documents in this thread
+        return (serial_map if all(map(is_metadata_key, keys)) else thread_map)(self._read, keys)
 
     def _read_buffer(self, key: str) -> memoryview | None:
         fd, st = self._open_file(key, self._path(key))
