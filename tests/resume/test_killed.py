@@ -153,6 +153,12 @@ def kill_and_resume(kind: str, target: Target, tmp_path: Path, total: int, varia
     assert written == every - done  # the resume culled the graph to the unfinished blocks
     again = written & written_before
     assert len(again) <= WORKERS, again  # only the blocks in flight at the kill were written twice
+    if target.fs is None:
+        # a worker killed between creating a chunk's temporary file and moving it into
+        # place leaves that file (never a key); the documented clean-up removes it
+        from zarrdask.storage import LocalStore
+
+        LocalStore(target.root).clean_temporary_files(max_age=0)
 
 
 def reference_dataset(path: Path, kind: str) -> dict[str, bytes]:
