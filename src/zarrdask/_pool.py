@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from . import config
@@ -63,6 +64,15 @@ def _serially(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         _local.in_pool = _local.serial = False
 
 
+def _pool_work(fn: Callable[[T], R], x: T) -> R:
+    """``fn(x)`` on a pool thread, marked as pool work while it runs."""
+    _local.in_pool = True
+    try:
+        return fn(x)
+    finally:
+        _local.in_pool = False
+
+
 def _nested_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """:func:`thread_map` from a pool thread: the items go to the pool's queue,
     and this thread takes them back from the end of it (other threads take
@@ -70,15 +80,7 @@ def _nested_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     pool = _pool
     if pool is None or _pool_pid != os.getpid() or pool._max_workers <= 1:
         return [fn(x) for x in items]
-
-    def run(x: T) -> R:
-        _local.in_pool = True
-        try:
-            return fn(x)
-        finally:
-            _local.in_pool = False
-
-    futures = [pool.submit(run, x) for x in items[1:]]
+    futures = [pool.submit(_pool_work, fn, x) for x in items[1:]]
     out: list = [None] * len(items)
     try:
         out[0] = fn(items[0])
@@ -128,15 +130,7 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = N
     n = pool_threads(threads)
     if n <= 1:
         return _serially(fn, items)
-
-    def run(x: T) -> R:
-        _local.in_pool = True
-        try:
-            return fn(x)
-        finally:
-            _local.in_pool = False
-
-    return list(_executor(n).map(run, items))
+    return list(_executor(n).map(partial(_pool_work, fn), items))
 
 
 # -- the I/O threads -----------------------------------------------------------

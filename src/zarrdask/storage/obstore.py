@@ -306,19 +306,6 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         return self._per_key("read", self._get, keys)
 
-    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, bytes | None]]:
-        """Values as they arrive: one request per key on the I/O threads, at
-        most ``limit`` (default ``io_concurrency``) in flight, each retried
-        after a transient failure (a ``StoreError`` naming the key otherwise)."""
-        keys = [validate_key(key) for key in keys]
-        from .._pool import io_unordered
-
-        def one(key: str) -> bytes | None:
-            (value,) = self._per_key("read", self._get, [key])
-            return value
-
-        yield from io_unordered(one, keys, limit)
-
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
         (the first read of an exact reader)."""
