@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.worker:
         print(json.dumps(worker(args.worker, args.engine, args.repeat, args.profile)))
         return
+    from .run import machine_meta, save_results
+
     results: dict = {"steps": STEPS, "grid": GRID, "variables": N_VARS, "repeat": args.repeat, "rows": {}}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x))
     with tempfile.TemporaryDirectory(prefix="zarrdask-era5-", dir=args.workdir) as root:
@@ -115,10 +117,7 @@ def main(argv: list[str] | None = None) -> None:
                      f"{row['zarrdask'] / row['zarr']:.2f}x |")
     text = "\n".join(lines)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "era5_open.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    with open(os.path.join(args.out, "era5_open.md"), "w") as f:
-        f.write(text + "\n")
+    save_results(args.out, "era5_open", machine_meta("xarray", "dask"), results, results["rows"], text + "\n")
     print(text)
 
 

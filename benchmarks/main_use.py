@@ -19,8 +19,8 @@ dataset opened (not timed) and the operation run once before ``--repeat``
 timed runs; the figure is the best. ``engine="zarr"`` (xarray's own backend,
 zarr-python) runs beside it on the same stores.
 
-Writes ``main_use.json`` and ``main_use.md`` into ``--out`` (default
-``benchmarks/results``).
+Writes ``main_use.json`` (with the machine and versions) and ``main_use.md``
+into ``--out`` (default ``benchmarks/results``).
 """
 
 from __future__ import annotations
@@ -133,13 +133,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.worker:
         print(json.dumps(worker(args.worker, args.engine, args.op, args.repeat, args.threads)))
         return
+    from .run import machine_meta, save_results
+
     results = run(args.repeat, args.threads, args.workdir)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "main_use.json"), "w") as f:
-        json.dump(results, f, indent=1)
     text = table(results)
-    with open(os.path.join(args.out, "main_use.md"), "w") as f:
-        f.write(text + "\n")
+    os.makedirs(args.out, exist_ok=True)
+    save_results(args.out, "main_use", machine_meta("xarray", "dask"), results, results["rows"], text + "\n")
     print(text)
 
 
