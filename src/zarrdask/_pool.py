@@ -47,21 +47,16 @@ def _in_pool() -> bool:
     return getattr(_local, "in_pool", False)
 
 
-def _serial() -> bool:
-    """Whether this thread runs pool work serially (``threads=1``, :func:`run_inline`)."""
-    return getattr(_local, "serial", False)
-
-
 def _serially(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``[fn(x) for x in items]`` in this thread, as pool work: whatever ``fn``
     hands the pool runs in this thread too."""
     if _in_pool():
         return [fn(x) for x in items]
-    _local.in_pool = _local.serial = True
+    _local.in_pool = True
     try:
         return [fn(x) for x in items]
     finally:
-        _local.in_pool = _local.serial = False
+        _local.in_pool = False
 
 
 def _pool_work(fn: Callable[[T], R], x: T) -> R:
@@ -71,26 +66,6 @@ def _pool_work(fn: Callable[[T], R], x: T) -> R:
         return fn(x)
     finally:
         _local.in_pool = False
-
-
-def _nested_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """:func:`thread_map` from a pool thread: the items go to the pool's queue,
-    and this thread takes them back from the end of it (other threads take
-    them from the front), waiting only on items other threads are running."""
-    pool = _pool
-    if pool is None or _pool_pid != os.getpid() or pool._max_workers <= 1:
-        return [fn(x) for x in items]
-    futures = [pool.submit(_pool_work, fn, x) for x in items[1:]]
-    out: list = [None] * len(items)
-    try:
-        out[0] = fn(items[0])
-        for i in range(len(futures), 0, -1):
-            future = futures[i - 1]
-            out[i] = fn(items[i]) if future.cancel() else future.result()
-    finally:
-        for future in futures:
-            future.cancel()
-    return out
 
 
 def serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
@@ -116,17 +91,12 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = N
     ``threads`` caps the threads used (``None``: the setting ``threads``). With
     ``threads=1`` the work runs in this thread as pool work, so nested fan-out
     (a shard's inner chunks, a store's parallel file reads) runs in this thread
-    too. Work submitted from a pool thread goes to the same pool, and the
-    submitting thread runs whatever of it no other thread has taken yet: the
-    inner chunks of one shard spread over every idle thread, the pool never
-    grows, and nothing waits on work queued behind it.
+    too; work submitted from inside pool work always runs serially.
     """
     if threads is not None and threads <= 1:
         return _serially(fn, items)
-    if len(items) <= 1 or _serial():
+    if len(items) <= 1 or _in_pool():
         return [fn(x) for x in items]
-    if _in_pool():
-        return _nested_map(fn, items)
     n = pool_threads(threads)
     if n <= 1:
         return _serially(fn, items)
