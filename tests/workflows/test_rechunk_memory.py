@@ -22,7 +22,7 @@ import pytest
 import zarrdask
 from zarrdask import MemoryStore
 from zarrdask.core.options import EngineOptions
-from zarrdask.storage.capabilities import STREAMING, StreamingReads
+from zarrdask.storage.capabilities import BACKGROUND_UPLOADS, STREAMING, BackgroundUploads, StreamingReads
 from zarrdask.storage.readers import VerifyingReader
 from zarrdask.workflows import rechunk
 from zarrdask.workflows._run import copy_block
@@ -31,17 +31,22 @@ from zarrdask.workflows._run import copy_block
 BOOKKEEPING = 32 << 10
 
 
-class InFlightStore(StreamingReads, MemoryStore):
-    """A memory store whose requests take ``delay`` seconds each and which
-    counts the bytes it handed out that are still referenced (``held``, high
-    water mark ``peak``) and the values (keys, byte ranges) requested at once
-    (``most``)."""
+class _Counting(MemoryStore):
+    """A memory store whose requests take ``delay`` seconds each, with
+    counters: bytes held (``held``, high water mark ``peak``) and requests at
+    once (``running``, most ``most``)."""
 
     def __init__(self, delay: float = 0.002) -> None:
         super().__init__()
         self.delay = delay
         self._lock = threading.Lock()
         self.held = self.peak = self.running = self.most = 0
+
+
+class InFlightStore(StreamingReads, _Counting):
+    """Counts the bytes it handed out that are still referenced (``held``,
+    high water mark ``peak``) and the values (keys, byte ranges) requested at
+    once (``most``)."""
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -201,3 +206,61 @@ def test_plans_reading_remote_sources_declare_room_for_reads_in_flight():
         squeezed = plan_array(*args, max_mem, read_ahead=8)
         assert squeezed.stages[0].overhead == local.stages[0].overhead + room
         assert squeezed.peak_memory <= max_mem
+
+
+class UploadingStore(BackgroundUploads, _Counting):
+    """Uploads in the background; counts the encoded bytes handed to ``set``
+    and not yet stored (``held``, high water mark ``peak``) and the uploads at
+    once (``most``)."""
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({BACKGROUND_UPLOADS})
+
+    def set(self, key, value):
+        n = memoryview(value).nbytes
+        with self._lock:
+            self.running += 1
+            self.held += n
+            self.most, self.peak = max(self.most, self.running), max(self.peak, self.held)
+        try:
+            time.sleep(self.delay)
+            super().set(key, value)
+        finally:
+            with self._lock:
+                self.running -= 1
+                self.held -= n
+
+    def set_many(self, items):
+        for key, value in dict(items).items():
+            self.set(key, value)
+
+
+def test_rechunk_tasks_keep_uploads_in_flight_within_their_declared_memory():
+    """A rechunk task writing to a store that uploads in the background keeps
+    several uploads in flight — as many encoded chunks as its declared memory
+    leaves room for next to its block — and every chunk arrives."""
+    data = _noise((64, 64, 64), seed=4)
+    src = zarrdask.create_array(MemoryStore(), shape=data.shape, dtype="f4", chunks=(64, 64, 64), data=data)
+    target = UploadingStore()
+    plan = rechunk(src, (4, 16, 64), target, max_mem=4_000_000,
+                   target_options={"compressors": None})  # encoded chunks as large as the chunks
+    assert plan.nstages == 1
+    plan.to_dask()
+    job = plan._jobs[0]
+    stage = job.plan.stages[0]
+    chunk = 4 * 16 * 64 * 4
+    for index in stage.indices():
+        region, memory = stage.region(index), stage.memory(index)
+        block = data[region].nbytes
+        target.most = target.peak = 0
+        copy_block(job.source, job.target, region, memory)
+        room = (memory - block) // chunk - 2  # besides the block: a chunk being copied and encoded
+        assert 2 <= target.most <= room, (target.most, room)
+        assert block + target.peak + 2 * chunk <= memory
+    np.testing.assert_array_equal(job.target[...], data)
+    # without room for more than one, one chunk at a time, as before
+    target.most = 0
+    region = stage.region(next(stage.indices()))
+    copy_block(job.source, job.target, region, data[region].nbytes + 3 * chunk)
+    assert target.most == 1

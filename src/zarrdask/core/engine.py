@@ -471,6 +471,10 @@ def _write(
         # more than one group: stream (a write of one group keeps "encode
         # everything, then store": a chunk that fails to encode stores nothing)
         writes.stream(chunks)
+    elif writes.uploads and len(chunks) > 1 and writes.uploads_in_room() > 1:
+        # one chunk at a time within a memory budget (a rechunk task): as many
+        # encoded chunks in flight as the budget leaves room for
+        writes.stream(chunks, writes.uploads_in_room())
     else:
         # nothing to read: each pool task encodes and stores its own group, so
         # encoding overlaps writing and encoded chunks never pile up
@@ -525,16 +529,30 @@ class _Writes:
         with self.store.locked(keys, across_processes=False):
             _store_encoded(self.store, keys, encoded)
 
-    def stream(self, chunks: list[_Chunk]) -> None:
+    def uploads_in_room(self) -> int:
+        """Encoded chunks a one-chunk write with a ``memory_budget`` may keep
+        in flight: what the budget leaves next to the value written, a
+        contiguous copy of the chunk being encoded and its encoded bytes
+        (each counted as large as the chunk, for data that does not
+        compress); 0 without a budget."""
+        budget = self.options.memory_budget
+        if budget is None or not self.options.one_chunk:
+            return 0
+        nbytes = max(self.spec.nbytes, 1)
+        return min(io_limit(self.options.io_concurrency), max(0, (budget - self.value.nbytes) // nbytes - 2))
+
+    def stream(self, chunks: list[_Chunk], limit: int | None = None) -> None:
         """Whole chunks to a store that uploads in the background: each chunk
         is handed over as soon as the pool has encoded it, so encoding and
-        uploading overlap (up to ``io_concurrency`` uploads in flight).
-        Returns once every chunk is stored (or deleted, when all fill)."""
+        uploading overlap (up to ``limit``, default ``io_concurrency``,
+        uploads in flight). Returns once every chunk is stored (or deleted,
+        when all fill)."""
         keys = [c.key for c in chunks]
         empty: list[str] = []
         store: Any = self.store
+        limit = self.options.io_concurrency if limit is None else limit
         try:
-            with store.locked(keys, across_processes=False), store.uploads(self.options.io_concurrency) as uploads:
+            with store.locked(keys, across_processes=False), store.uploads(limit) as uploads:
                 pipeline = Pipeline(threads=self.options.threads)
                 try:
                     for chunk in chunks:
