@@ -58,8 +58,10 @@ def test_two_stage_copy_resumes(tmp_path, copies, monkeypatch):
     state["fail"] = False
     ran_before = len(seen) - 1
     seen.clear()
-    monkeypatch.setattr(importlib.import_module("zarrdask.workflows.rechunk_resume"), "min_tasks", lambda: 1000)
-    again = plan(src, tmp_path)  # another cluster size: the recorded plan is kept
+    resume_module = importlib.import_module("zarrdask.workflows.rechunk_resume")
+    monkeypatch.setattr(resume_module, "min_tasks", lambda: 1000)
+    monkeypatch.setattr(resume_module, "threads_per_worker", lambda: 4)
+    again = plan(src, tmp_path)  # another cluster: the recorded plan is kept
     assert again.ntasks == first.ntasks
     target = again.execute(progress=False, **SCHED)
     assert len(seen) == first.ntasks - ran_before

@@ -19,13 +19,8 @@ import zarrdask
 from zarrdask import MemoryStore
 from zarrdask.errors import ContainsArrayError, ContainsGroupError
 from zarrdask.workflows import RechunkPlan, RechunkPlanError, rechunk
-from zarrdask.workflows.plan import (
-    _floor_sum,
-    block_extent,
-    dim_stats,
-    parse_max_mem,
-    plan_array,
-)
+from zarrdask.workflows.plan import format_bytes, parse_max_mem, plan_array
+from zarrdask.workflows.plan_dims import _floor_sum, block_extent, dim_stats
 
 
 def _source(shape, chunks, *, dtype="i4", shards=None, store=None, **kwargs):
@@ -65,7 +60,7 @@ def test_floor_sum_and_dim_stats_match_brute_force(monkeypatch):
     for _ in range(500):
         n, m, a, b = rng.randrange(0, 40), rng.randrange(1, 20), rng.randrange(0, 50), rng.randrange(0, 50)
         assert _floor_sum(n, m, a, b) == sum((a * i + b) // m for i in range(n))
-    monkeypatch.setattr("zarrdask.workflows.plan._EXACT_BLOCKS", 2)  # the closed forms
+    monkeypatch.setattr("zarrdask.workflows.plan_dims._EXACT_BLOCKS", 2)  # the closed forms
     for _ in range(2000):
         size, block, read = rng.randrange(1, 200), rng.randrange(1, 30), rng.randrange(1, 40)
         dim_stats.cache_clear()
@@ -590,3 +585,97 @@ def test_min_tasks_follows_the_distributed_cluster():
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0",
                                   silence_logs=40) as cluster, distributed.Client(cluster):
         assert min_tasks() == 3 * TASKS_PER_WORKER
+
+
+def test_a_worker_holds_its_threads_tasks_and_its_overhead_within_max_mem():
+    """max_mem is a worker's: each of its threads runs a task of at most
+    (max_mem - overhead) / threads, and the plan states the worker's peak."""
+    from zarrdask.workflows.plan import plan_array
+
+    args = ("x", (200, 500, 500), "f4", (200, 25, 25), (10, 500, 500), None, 100_000_000)
+    one = plan_array(*args, intermediate=True, min_tasks=8, read_ahead=8, worker_overhead=10 << 20)
+    two = plan_array(*args, intermediate=True, min_tasks=8, read_ahead=8, threads_per_worker=2,
+                     worker_overhead=10 << 20)
+    for p, threads in ((one, 1), (two, 2)):
+        assert p.worker_peak_memory == threads * p.peak_memory + (10 << 20)
+        assert p.worker_peak_memory <= 100_000_000
+        assert p.peak_memory <= (100_000_000 - (10 << 20)) // threads
+    assert two.peak_memory <= one.peak_memory
+    # a budget under four times the overhead is the tasks' whole (examples and tests use tiny ones)
+    tiny = plan_array("x", (100, 100), "f4", (1, 100), (100, 1), None, 4000, intermediate=True,
+                      worker_overhead=10 << 20)
+    assert tiny.peak_memory <= 4000 and tiny.worker_peak_memory == tiny.peak_memory + (10 << 20)
+    with pytest.raises(RechunkPlanError, match=r"is a worker.s: each of its 2 threads runs a task of at most 30.52 MiB"):
+        plan_array("x", (100, 4000, 1000), "f4", (100, 200, 1000), (100, 200, 1000), None, 64_000_000,
+                   threads_per_worker=2, worker_overhead=10 << 20)
+    # a plan that fits only with the whole budget: planned without the overhead, which the peak still states
+    whole = plan_array("x", (2000, 500, 500), "f4", (10, 500, 500), (2000, 50, 50), None, 64_000_000,
+                       intermediate=True, worker_overhead=4 << 20)
+    assert whole.peak_memory > 64_000_000 - (4 << 20) and whole.worker_peak_memory > 64_000_000
+
+
+def test_the_summary_states_the_peak_per_worker(tmp_path):
+    src = zarrdask.create_array(str(tmp_path / "src.zarr"), shape=(400, 400), dtype="f4", chunks=(1, 400),
+                                fill_value=0)
+    plan = rechunk(src, (400, 1), str(tmp_path / "dst.zarr"), max_mem="64MB", temp_store=str(tmp_path / "t.zarr"))
+    text = str(plan)
+    assert f"per worker {format_bytes(plan.worker_peak_memory)} (1 task + 6.00 MiB)" in text
+    assert plan.worker_peak_memory == plan.peak_memory + (6 << 20) <= 64_000_000
+
+
+def test_threads_per_worker_follows_the_distributed_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from zarrdask.workflows._run import threads_per_worker
+
+    assert threads_per_worker() == 1  # a local scheduler: each thread counts as a worker
+    src = zarrdask.create_array(str(tmp_path / "src.zarr"), shape=(400, 400), dtype="f4", chunks=(1, 400),
+                                fill_value=0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=3, processes=False, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        assert threads_per_worker() == 3
+        plan = rechunk(src, (400, 1), str(tmp_path / "dst.zarr"), max_mem="64MB")
+        assert "(3 tasks + 6.00 MiB)" in str(plan)
+        assert plan.worker_peak_memory == 3 * plan.peak_memory + (6 << 20) <= 64_000_000
+
+
+@pytest.mark.parametrize("block, unit, expected", [
+    ((20, 500, 500), (10, 500, 500), True),   # whole trailing planes
+    ((200, 500, 50), (10, 500, 25), False),   # a unit spans part of the last axis of a longer block
+    ((10, 100, 500), (10, 100, 500), True),   # the unit is the block
+    ((20, 100, 500), (1, 100, 500), True),
+    ((20, 100, 500), (2, 50, 500), False),
+    ((2000, 25, 225), (2000, 25, 25), False),  # rows of 25 elements out of 225
+    ((20, 100, 500), (1, 1, 500), True),
+])
+def test_units_encoded_in_place_are_contiguous_runs_of_the_block(block, unit, expected):
+    from zarrdask.workflows.plan import encodes_in_place, task_overhead
+
+    assert encodes_in_place(block, unit, (200, 500, 500)) is expected
+    assert task_overhead(4, (1, 1, 1), unit, in_place=True) == 4 * math.prod(unit)  # the encoded bytes only
+    assert task_overhead(4, (1, 1, 1), unit) == 8 * math.prod(unit)  # and a contiguous copy
+
+
+@pytest.mark.parametrize("shape, a, w, shards", [
+    ((40, 200, 200), (40, 10, 10), (2, 200, 200), None),
+    ((40, 200, 200), (40, 10, 10), (2, 40, 40), (2, 200, 200)),
+    ((97, 61), (7, 13), (97, 5), None),
+])
+def test_the_summary_counts_the_chunks_read_and_the_objects_written(shape, a, w, shards):
+    """Each stage's reads (chunks touched by each block, summed over the blocks)
+    and writes (one object per shard or chunk), counted one by one."""
+    from zarrdask.workflows.plan import plan_array
+
+    p = plan_array("x", shape, "f4", a, w, shards, 2_000_000, intermediate=True, min_tasks=8)
+    for stage in p.stages:
+        touched = 0
+        for index in stage.indices():
+            n = 1
+            for sl, r in zip(stage.region(index), stage.read_chunks):
+                n *= -(-sl.stop // r) - sl.start // r
+            touched += n
+        assert stage.chunk_reads == touched
+        assert stage.unit_writes == math.prod(-(-s // u) for s, u in zip(shape, stage.write_unit))
+    src = zarrdask.create_array(MemoryStore(), shape=shape, dtype="f4", chunks=a, fill_value=0)
+    text = str(rechunk(src, w, MemoryStore(), max_mem=2_000_000, target_shards=shards, temp_store=MemoryStore()))
+    last = text.splitlines()[-2]  # the last stage
+    assert last.endswith(f"({p.stages[-1].unit_writes:,} {'shards' if shards else 'chunks'})"), last

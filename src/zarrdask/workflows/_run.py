@@ -45,6 +45,19 @@ def min_tasks() -> int:
     return TASKS_PER_WORKER * max(1, threads or os.cpu_count() or 1)
 
 
+def threads_per_worker() -> int:
+    """The threads of one worker process dask would run tasks on now: the
+    largest worker of the distributed client; 1 on a local scheduler (each
+    of its threads counts as a worker)."""
+    client = distributed_client()
+    if client is None:
+        return 1
+    try:
+        return max(1, max(client.nthreads().values(), default=1))
+    except Exception:  # a client that cannot answer: as a single-threaded worker
+        return 1
+
+
 def run_graph(collection: Any, progress: bool = True, **compute_kwargs: Any) -> Any:
     """Compute ``collection`` (a dask collection, or a list/nesting of them) and
     return its result, showing progress when asked."""
@@ -81,8 +94,10 @@ def copy_block(source: Any, target: Any, region: tuple[slice, ...], memory: int 
     (:func:`zarrdask._memory.return_freed_memory`)."""
     from .._memory import return_freed_memory
     from ..core.options import EngineOptions
+    from ..storage.capabilities import BACKGROUND_UPLOADS, STREAMING
 
-    return_freed_memory()
+    network = STREAMING in source.store.capabilities or BACKGROUND_UPLOADS in target.store.capabilities
+    return_freed_memory(network)
     options = EngineOptions(threads=1, one_chunk=True, memory_budget=memory)
     target.set_basic_selection(region, source.get_basic_selection(region, options=options), options=options)
 

@@ -59,12 +59,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 from dask.utils import format_bytes as dask_format_bytes
 from dask.utils import parse_bytes
+
+from .plan_dims import block_extent, dim_reads, dim_stats, edge_bounds, edges_stats
 
 __all__ = [
     "parse_max_mem",
@@ -73,11 +74,10 @@ __all__ = [
     "PlannedTask",
     "choose_blocks",
     "plan_array",
+    "worker_overhead",
     "RechunkPlanError",
 ]
 
-#: dimensions with at most this many blocks get their extents computed one by one
-_EXACT_BLOCKS = 4096
 #: how many block sizes below the largest one are tried when growing a dimension that cuts read chunks
 _SCAN = 64
 
@@ -116,7 +116,7 @@ def format_bytes(n: int) -> str:
     return dask_format_bytes(int(n))
 
 
-def task_overhead(itemsize: int, read: Sequence[int], unit: Sequence[int]) -> int:
+def task_overhead(itemsize: int, read: Sequence[int], unit: Sequence[int], in_place: bool = False) -> int:
     """Bytes a task holds besides its block expanded to the chunks it reads.
 
     A task runs the engine serially, one chunk per store call
@@ -124,88 +124,22 @@ def task_overhead(itemsize: int, read: Sequence[int], unit: Sequence[int]) -> in
     to its block, one chunk's stored bytes and one decoded chunk (a chunk cut by
     the block's edge is decoded into scratch, then copied): ``2 * c``. While it
     writes, one unit's contiguous copy (a shard's encoded inner chunks) and its
-    encoded bytes: ``2 * u``. ``c`` and ``u`` are the bytes of a read chunk and a
-    write unit; both bounds hold for data that does not compress.
+    encoded bytes: ``2 * u``; only the encoded bytes, ``u``, when the unit is
+    encoded straight from its place in the block (``in_place``: see
+    :func:`encodes_in_place`). ``c`` and ``u`` are the bytes of a read chunk
+    and a write unit; both bounds hold for data that does not compress.
     """
-    return 2 * itemsize * max(math.prod(read), math.prod(unit))
+    c, u = math.prod(read), math.prod(unit)
+    return itemsize * (max(2 * c, u) if in_place else 2 * max(c, u))
 
 
-# -- one dimension ------------------------------------------------------------------------
-def _floor_sum(n: int, m: int, a: int, b: int) -> int:
-    """``sum(floor((a*i + b) / m) for i in range(n))`` for ``n, a, b >= 0``, ``m > 0``,
-    in O(log) steps (the Euclid-like reduction)."""
-    total = 0
-    while n > 0:
-        if a >= m:
-            total += (n - 1) * n // 2 * (a // m)
-            a %= m
-        if b >= m:
-            total += n * (b // m)
-            b %= m
-        y = a * n + b
-        if y < m:
-            break
-        n, b = divmod(y, m)
-        m, a = a, m
-    return total
-
-
-def block_extent(index: int, size: int, block: int, read: int) -> tuple[int, int]:
-    """``(start, stop)`` of block ``index`` along one dimension, expanded to the read chunks."""
-    start = index * block
-    stop = min(start + block, size)
-    return start // read * read, min(-(-stop // read) * read, size)
-
-
-@lru_cache(maxsize=1 << 16)
-def dim_stats(size: int, block: int, read: int) -> tuple[int, int, int]:
-    """Along one dimension of length ``size`` cut into blocks of ``block`` and read
-    in chunks of ``read``: ``(number of blocks, largest expanded block, sum of the
-    expanded blocks)``.
-
-    The largest expanded block is exact up to :data:`_EXACT_BLOCKS` blocks and
-    an upper bound beyond (exact as soon as the blocks meet the read chunks at
-    every possible offset); the sum is always exact.
-    """
-    if size <= 0:
-        return 0, 0, 0
-    block, read = min(block, size), min(read, size)
-    n = -(-size // block)
-    if n <= _EXACT_BLOCKS:
-        starts = np.arange(n, dtype=np.int64) * block
-        stops = np.minimum(starts + block, size)
-        ext = np.minimum(-(-stops // read) * read, size) - starts // read * read
-        return n, int(ext.max()), int(ext.sum())
-    ceil_size = -(-size // read)
-    lo = _floor_sum(n, read, block, 0)
-    # block i < n-1 ends at (i+1)*block; ceil(x/read) = floor((x + read - 1)/read)
-    hi = _floor_sum(n - 1, read, block, block + read - 1) + ceil_size
-    total = read * (hi - lo)
-    pad = ceil_size * read - size
-    if pad:  # blocks ending inside the last, partial read chunk expand only to the array's end
-        last_full = size // read * read
-        total -= pad * (max(0, n - 1 - last_full // block) + 1)
-    g = math.gcd(block, read)
-    largest = min(read * -(-(block + read - g) // read), size)
-    return n, largest, total
-
-
-def _edge_bounds(size: int, edges: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and stops (clipped to ``size``) of explicit blocks overlapping ``[0, size)``."""
-    stops = np.cumsum(np.asarray(edges, dtype=np.int64))
-    starts = stops - np.asarray(edges, dtype=np.int64)
-    keep = starts < size
-    return starts[keep], np.minimum(stops[keep], size)
-
-
-def edges_stats(size: int, edges: tuple[int, ...], read: int) -> tuple[int, int, int]:
-    """:func:`dim_stats` for explicit block edge lengths (a rectilinear target)."""
-    if size <= 0:
-        return 0, 0, 0
-    read = min(read, size)
-    starts, stops = _edge_bounds(size, edges)
-    ext = np.minimum(-(-stops // read) * read, size) - starts // read * read
-    return len(starts), int(ext.max()), int(ext.sum())
+def encodes_in_place(block: Sequence[Any], unit: Sequence[int], shape: Sequence[int]) -> bool:
+    """Whether every write unit of a block is one contiguous run of the block
+    (C order): after the unit's first dimension longer than one element, it
+    spans the block along every dimension."""
+    sizes = [(min(b if isinstance(b, int) else max(b), s), min(u, s)) for b, u, s in zip(block, unit, shape)]
+    first = next((d for d, (_, u) in enumerate(sizes) if u > 1), len(sizes))
+    return all(u == b for b, u in sizes[first + 1 :])
 
 
 # -- stages ----------------------------------------------------------------------------
@@ -282,6 +216,19 @@ class StagePlan:
         return self.itemsize * math.prod(self.shape)
 
     @property
+    def chunk_reads(self) -> int:
+        """Chunks the tasks read, all together (inner chunks of a sharded array,
+        which a task reads by byte ranges: an upper bound on its read requests)."""
+        if self.ntasks == 0:
+            return 0
+        return math.prod(dim_reads(s, b, r) for s, b, r in zip(self.shape, self.block, self.read_chunks))
+
+    @property
+    def unit_writes(self) -> int:
+        """Objects the tasks write (shards, or chunks): one request each."""
+        return math.prod(-(-s // max(1, min(u, s))) if s else 0 for s, u in zip(self.shape, self.write_unit))
+
+    @property
     def grid(self) -> tuple[int, ...]:
         """The number of blocks along each dimension."""
         return tuple(n for n, _, _ in self._stats())
@@ -292,7 +239,7 @@ class StagePlan:
         out = []
         for s, b in zip(self.shape, self.block):
             if not isinstance(b, int):
-                starts, stops = _edge_bounds(s, b)
+                starts, stops = edge_bounds(s, b)
                 out.append(tuple((stops - starts).tolist()) or (0,))
                 continue
             b = min(b, s) or 1
@@ -349,6 +296,10 @@ class ArrayPlan:
         The intermediate array's chunks, ``None`` for a one-pass plan.
     stages
         The copy passes, run one after the other.
+    threads_per_worker, worker_overhead
+        The threads of a worker process (tasks it runs at once) and the bytes
+        it holds besides its tasks: a task may declare
+        ``(max_mem - worker_overhead) // threads_per_worker``.
     """
 
     name: str
@@ -359,6 +310,8 @@ class ArrayPlan:
     target_shards: tuple[int, ...] | None
     intermediate_chunks: tuple[int, ...] | None
     stages: tuple[StagePlan, ...] = field(default=())
+    threads_per_worker: int = 1
+    worker_overhead: int = 0
 
     @property
     def ntasks(self) -> int:
@@ -366,7 +319,15 @@ class ArrayPlan:
 
     @property
     def peak_memory(self) -> int:
+        """The largest declared memory of a task."""
         return max((s.peak_memory for s in self.stages), default=0)
+
+    @property
+    def worker_peak_memory(self) -> int:
+        """The most a worker holds: as many of the largest tasks as it has
+        threads, and what the worker keeps besides its tasks (see
+        :func:`worker_overhead`)."""
+        return self.threads_per_worker * self.peak_memory + self.worker_overhead
 
     @property
     def bytes_read(self) -> int:
@@ -465,13 +426,30 @@ def choose_blocks(
     return tuple(sizes)
 
 
-def _stage(shape, itemsize, block, read, unit, reads, writes) -> StagePlan:
+def _stage(shape, itemsize, block, read, unit, reads, writes, in_place=False) -> StagePlan:
+    """A stage; ``in_place``: the array written encodes a unit straight from
+    its place in the block where the unit is a contiguous run of it (an
+    unsharded array in C order without filters)."""
+    in_place = in_place and encodes_in_place(block, unit, shape)
     return StagePlan(tuple(shape), itemsize, tuple(block), tuple(read), tuple(unit), reads, writes,
-                     task_overhead(itemsize, _clip(read, shape), _clip(unit, shape)))
+                     task_overhead(itemsize, _clip(read, shape), _clip(unit, shape), in_place))
 
 
 def _clip(x: Sequence[Any], shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(max(1, min(int(v) if isinstance(v, (int, np.integer)) else max(v), s)) for v, s in zip(x, shape))
+
+
+#: what a worker process holds besides its tasks while it copies, above what it
+#: held before (the store clients, the I/O threads and their buffers, memory the
+#: allocator keeps between tasks), when it reads or writes a store whose
+#: requests wait on a network, and otherwise (measured: see :func:`worker_overhead`)
+WORKER_OVERHEAD = {True: 10 << 20, False: 6 << 20}
+
+
+def worker_overhead(network: bool) -> int:
+    """Bytes a worker process holds besides its tasks while it copies
+    (``network``: it reads or writes a store whose requests wait on a network)."""
+    return WORKER_OVERHEAD[bool(network)]
 
 
 #: blocks are not cut smaller than this for the sake of more tasks (a task's fixed
@@ -515,6 +493,9 @@ def plan_array(
     intermediate: bool = False,
     min_tasks: int = 1,
     read_ahead: int = 0,
+    threads_per_worker: int = 1,
+    worker_overhead: int = 0,
+    in_place: bool = False,
 ) -> ArrayPlan:
     """Plan the rechunk of one array (see the module documentation).
 
@@ -546,6 +527,19 @@ def plan_array(
         (``EngineOptions.memory_budget``). Fewer when the room would cost
         the plan more than a quarter of ``max_mem``, none when a plan fits
         only without.
+    threads_per_worker, worker_overhead
+        ``max_mem`` is a worker's: it holds ``worker_overhead`` bytes besides
+        its tasks (:func:`worker_overhead`) and runs ``threads_per_worker``
+        tasks at once, so each task may declare
+        ``(max_mem - worker_overhead) // threads_per_worker``. A ``max_mem``
+        under four times ``worker_overhead``, or one that only fits a plan
+        whole, is shared by the tasks whole (the plan's peak per worker then
+        states more than ``max_mem``).
+    in_place
+        The target encodes a chunk straight from its place in a block (an
+        unsharded array in C order without filters): where a block's chunks
+        are contiguous runs of it, a task writing it declares no room for a
+        contiguous copy (:func:`task_overhead`).
 
     Raises
     ------
@@ -553,6 +547,37 @@ def plan_array(
         When one source chunk or one target unit alone exceeds ``max_mem``, or a
         one-pass copy does not fit and ``intermediate`` is false.
     """
+    threads_per_worker = max(1, int(threads_per_worker))
+    # a budget under four times the overhead (examples, tests) is left to the tasks whole, and so
+    # is one that the tasks need whole (one target unit, or one source chunk, takes it all)
+    held = worker_overhead if max_mem >= 4 * worker_overhead else 0
+    args = (name, shape, dtype, source_chunks, target_chunks, target_shards)
+    rest = (itemsize, intermediate, min_tasks, read_ahead, in_place)
+    share, whole = (max_mem - held) // threads_per_worker, max_mem // threads_per_worker
+    try:
+        try:
+            plan = _plan_task_share(*args, share, *rest)
+        except RechunkPlanError:
+            if share == whole:
+                raise
+            plan = _plan_task_share(*args, whole, *rest)
+    except RechunkPlanError as e:
+        if threads_per_worker == 1:
+            raise
+        raise RechunkPlanError(
+            f"{e} (max_mem={format_bytes(max_mem)} is a worker's: each of its {threads_per_worker} threads "
+            f"runs a task of at most {format_bytes(whole)})"
+        ) from None
+    return replace(plan, threads_per_worker=threads_per_worker, worker_overhead=worker_overhead)
+
+
+def _plan_task_share(name: str, shape: Sequence[int], dtype: Any, source_chunks: Sequence[int],
+                     target_chunks: Sequence[int], target_shards: Sequence[int] | None, max_mem: int,
+                     itemsize: int | None, intermediate: bool, min_tasks: int, read_ahead: int,
+                     in_place: bool) -> ArrayPlan:
+    """:func:`plan_array` with ``max_mem`` the bytes one task may declare."""
+    if max_mem <= 0:
+        raise RechunkPlanError(f"array {'/' + name!r}: no memory is left for a task")
     dtype = np.dtype(dtype)
     itemsize = max(1, itemsize or dtype.itemsize)
     shape = tuple(int(s) for s in shape)
@@ -570,7 +595,7 @@ def plan_array(
     while True:
         try:
             stages, inter = _choose_stages(where, kind, shape, dtype, itemsize, a, w, max_mem - reserve,
-                                           intermediate, min_tasks)
+                                           intermediate, min_tasks, in_place)
             break
         except RechunkPlanError:
             if not reserve:
@@ -586,7 +611,7 @@ def plan_array(
 
 def _choose_stages(
     where: str, kind: str, shape: tuple[int, ...], dtype: np.dtype, itemsize: int, a: tuple[int, ...],
-    w: tuple[int, ...], max_mem: int, intermediate: bool, min_tasks: int,
+    w: tuple[int, ...], max_mem: int, intermediate: bool, min_tasks: int, in_place: bool = False,
 ) -> tuple[tuple[StagePlan, ...], tuple[int, ...] | None]:
     """The stages copying an array read in chunks ``a`` to write units ``w``, and
     the intermediate chunks (``None`` for one pass): see "The algorithm" above.
@@ -595,12 +620,12 @@ def _choose_stages(
         return (_stage(shape, itemsize, w, a, w, "source", "target"),), None
     _check_one_unit_fits(where, kind, dtype, itemsize, a, w, max_mem)
     direct = choose_blocks(shape, w, a, _budget(max_mem, itemsize, a, w), grow_to=_grow_to(shape, itemsize, min_tasks))
-    direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target")
+    direct_stage = None if direct is None else _stage(shape, itemsize, direct, a, w, "source", "target", in_place)
     if not intermediate:
         if direct_stage is None:
             raise _one_pass_error(where, kind, shape, itemsize, a, w, max_mem)
         return (direct_stage,), None
-    two = _two_stages(shape, itemsize, a, w, max_mem, min_tasks)
+    two = _two_stages(shape, itemsize, a, w, max_mem, min_tasks, in_place, not dtype.hasobject)
     if direct_stage is not None and (
         two is None or direct_stage.bytes_read + direct_stage.bytes_written <= _moved(two[1])
     ):
@@ -668,7 +693,8 @@ def _moved(stages: Sequence[StagePlan]) -> int:
 
 
 def _two_stages(
-    shape: tuple[int, ...], itemsize: int, a: tuple[int, ...], w: tuple[int, ...], max_mem: int, min_tasks: int
+    shape: tuple[int, ...], itemsize: int, a: tuple[int, ...], w: tuple[int, ...], max_mem: int, min_tasks: int,
+    in_place: bool = False, in_place_intermediate: bool = False,
 ) -> tuple[tuple[int, ...], tuple[StagePlan, StagePlan]] | None:
     """The best intermediate chunks and the two stages through them."""
     # the consolidated reads and writes (rechunker's), without a task count: candidates only
@@ -696,8 +722,8 @@ def _two_stages(
         k2 = choose_blocks(shape, w, c, _budget(max_mem, itemsize, c, w), grow_to=grow_to)
         if k2 is None:
             continue
-        s1 = _stage(shape, itemsize, k1, a, c, "source", "intermediate")
-        s2 = _stage(shape, itemsize, k2, c, w, "intermediate", "target")
+        s1 = _stage(shape, itemsize, k1, a, c, "source", "intermediate", in_place_intermediate)
+        s2 = _stage(shape, itemsize, k2, c, w, "intermediate", "target", in_place)
         nchunks = math.prod(-(-s // ci) for s, ci in zip(shape, c))
         short = max(0, min_tasks - s1.ntasks) + max(0, min_tasks - s2.ntasks)  # idle workers
         key = (_moved((s1, s2)), short, nchunks, s1.ntasks + s2.ntasks)

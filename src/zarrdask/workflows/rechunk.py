@@ -49,9 +49,9 @@ from ..storage.keys import join_path, normalize_path
 from ..dask.resume import ResumableWrite, mark_after
 from ..dask.sessions import session_forks
 from ._run import copy_block, copy_into
-from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array
+from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array, worker_overhead
 from .rechunk_plan import RechunkPlan
-from .rechunk_resume import open_record, planned_tasks, rechunk_identity, stage_number
+from .rechunk_resume import PlannedFor, open_record, planned_for, rechunk_identity, stage_number
 from .rechunk_stores import check_free, check_temp_reachable, remove_array, target_and_temp
 from .rechunk_xarray import plan_dataset
 
@@ -195,9 +195,10 @@ def rechunk(
     store, temp = target_and_temp(target_store, temp_store, target_path, storage_options, free=not resume)
     record = open_record(store, target_path) if resume else None
     fmt = options.get("zarr_format", source.zarr_format)
-    tasks = planned_tasks(record)
+    tasks = planned_for(record)
+    network = any(STREAMING in s.capabilities for s in (source.store, store, temp) if s is not None)
     jobs, groups = _jobs_and_groups(source, target_chunks, target_shards, target_path, fmt, options, max_mem, temp,
-                                    tasks)
+                                    tasks, worker_overhead(network))
     if temp is not None and (record is None or record.found is None):
         for job in jobs:
             if job.temp_kwargs is not None:
@@ -223,7 +224,7 @@ def _target_options(target_options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _jobs_and_groups(
     source: Array | Group, target_chunks: Any, target_shards: Any, target_path: str, fmt: int,
-    options: dict[str, Any], max_mem: int, temp: Any, tasks: int,
+    options: dict[str, Any], max_mem: int, temp: Any, tasks: PlannedFor, overhead: int,
 ) -> tuple[list[ArrayJob], list[tuple[str, dict[str, Any]]]]:
     """The job of every array of ``source`` and the ``(path, attributes)`` of every group of the target."""
     groups: list[tuple[str, dict[str, Any]]] = []
@@ -241,7 +242,7 @@ def _jobs_and_groups(
             groups.append((path, node.attrs.asdict()))
         else:
             chunks, shards = choice[rel]
-            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp, tasks))
+            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp, tasks, overhead))
     return jobs, groups
 
 
@@ -296,7 +297,7 @@ class NodeRechunkPlan(RechunkPlan):
     def _build_resumable(self, record: ResumableWrite) -> Any:
         """:meth:`to_dask` with ``resume=True``: the metadata made once, the tasks
         of the blocks not recorded as copied, the record removed last."""
-        record.check(rechunk_identity(self._jobs, self._groups), {"min tasks": self.planned_tasks, "created": True})
+        record.check(rechunk_identity(self._jobs, self._groups), self.planned_tasks.recorded(created=True))
         record.setup(lambda: self._create(again=record.found is not None), [self.target_path], replace=False)
         if self._target is None:  # the record says the metadata is made: open what it made
             self._target = open_node(self.target_store, path=self.target_path, mode="r+")
@@ -396,7 +397,7 @@ def _done(_: Any) -> None:
 # -- arrays ---------------------------------------------------------------------------
 def _job(
     source: Array, rel: str, path: str, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
-    options: dict[str, Any], max_mem: int, temp: Any, tasks: int,
+    options: dict[str, Any], max_mem: int, temp: Any, tasks: PlannedFor, overhead: int,
 ) -> ArrayJob:
     fmt = options.get("zarr_format", source.zarr_format)
     kwargs: dict[str, Any] = {
@@ -422,7 +423,8 @@ def _job(
     read_ahead = READ_AHEAD if STREAMING in source.store.capabilities else 0
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks, read_ahead=read_ahead,
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks.min_tasks, read_ahead=read_ahead,
+        threads_per_worker=tasks.threads, worker_overhead=overhead, in_place=_encodes_in_place(kwargs),
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:
@@ -436,6 +438,17 @@ def _job(
         }
         check_create_array(f"the intermediate array for array {node_name(path)!r}", **temp_kwargs)
     return ArrayJob(plan, source, path, kwargs, temp_kwargs)
+
+
+def _encodes_in_place(kwargs: Mapping[str, Any]) -> bool:
+    """Whether the array ``create_array(**kwargs)`` makes encodes a chunk
+    straight from its place in a block: unsharded, C order, no filters, the
+    ``bytes`` serializer (no contiguous copy first)."""
+    if kwargs.get("shards") is not None or kwargs.get("filters") or kwargs.get("order") not in (None, "C"):
+        return False
+    serializer = kwargs.get("serializer")
+    name = serializer.get("name") if isinstance(serializer, Mapping) else getattr(serializer, "name", serializer)
+    return serializer is None or name in ("bytes", "auto")
 
 
 def _intermediate_codecs(a: Array) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class RechunkPlan:
         #: the record of a resumable copy (``rechunk(..., resume=True)``), and the
         #: number of tasks the plan was made for
         self.resume: Any = None
-        self.planned_tasks = 0
+        self.planned_tasks: Any = None
         #: the forks the tasks write through into an icechunk session target
         #: (:class:`zarrdask.dask.sessions.SessionForks`), once the graph is made
         self._forks: Any = None
@@ -96,6 +96,13 @@ class RechunkPlan:
         """The largest declared memory of any task, in bytes (never above ``max_mem``)."""
         return max((p.peak_memory for p in self.arrays), default=0)
 
+    @property
+    def worker_peak_memory(self) -> int:
+        """The most a worker process holds, in bytes (never above ``max_mem``):
+        as many of the largest tasks as it has threads, and what it holds
+        besides its tasks (:func:`zarrdask.workflows.plan.worker_overhead`)."""
+        return max((p.worker_peak_memory for p in self.arrays), default=0)
+
     def tasks(self) -> Iterator[PlannedTask]:
         """Every copy task: array, stage, what it reads and writes, its region and declared memory."""
         for p in self.arrays:
@@ -116,7 +123,8 @@ class RechunkPlan:
         lines.append(
             f"total: {_count(self.ntasks, 'task')}; read {format_bytes(self.bytes_read)}, written "
             f"{format_bytes(self.bytes_written)} (moved {format_bytes(self.bytes_read + self.bytes_written)}); "
-            f"peak memory per task {format_bytes(self.peak_memory)} (max_mem {format_bytes(self.max_mem)})"
+            f"peak memory per task {format_bytes(self.peak_memory)}, per worker "
+            f"{format_bytes(self.worker_peak_memory)}{_worker_text(self.arrays)} (max_mem {format_bytes(self.max_mem)})"
         )
         return "\n".join(lines)
 
@@ -181,10 +189,24 @@ def _describe_job(job: Any) -> list[str]:
         where = f" (chunks {shape_text(p.intermediate_chunks)}, in temp_store)" if s.writes == "intermediate" else ""
         out.append(
             f"  stage {i}: {s.reads} -> {s.writes}{where}: {_count(s.ntasks, 'task')} of {shape_text(s.block)}, "
-            f"<= {format_bytes(s.peak_memory)} each; read {format_bytes(s.bytes_read)}, "
-            f"write {format_bytes(s.bytes_written)}"
+            f"<= {format_bytes(s.peak_memory)} each; read {format_bytes(s.bytes_read)} "
+            f"({_many(s.chunk_reads, 'chunk')}), write {format_bytes(s.bytes_written)} "
+            f"({_many(s.unit_writes, 'shard' if s.writes == 'target' and p.target_shards else 'chunk')})"
         )
     return out
+
+
+def _worker_text(arrays: Sequence[ArrayPlan]) -> str:
+    """How a worker's peak is made up: `` (2 tasks + 12.00 MiB)``."""
+    if not arrays:
+        return ""
+    top = max(arrays, key=lambda p: p.worker_peak_memory)
+    return f" ({_count(top.threads_per_worker, 'task')} + {format_bytes(top.worker_overhead)})"
+
+
+def _many(n: int, what: str) -> str:
+    """``n`` things, with thousands separated: ``"1,296 shards"``."""
+    return f"{n:,} {what}{'s' * (n != 1)}"
 
 
 def _count(n: int, what: str) -> str:

@@ -5,8 +5,9 @@ The record (:mod:`zarrdask.dask.write_record`) lives in the target store; the
 copy's identity is, per array, the source (its location and metadata: a
 stored array is identified by where it is, not by reading its values), the
 target's metadata and the plan's stages; the plan also keeps the number of
-tasks it was made for (:func:`zarrdask.workflows._run.min_tasks` depends on
-the cluster), so a resume on another cluster plans the same blocks. Each copy
+tasks and the threads per worker it was made for (:func:`zarrdask.workflows._run.min_tasks`
+and :func:`~zarrdask.workflows._run.threads_per_worker` depend on the cluster),
+so a resume on another cluster plans the same blocks. Each copy
 task of each stage stores a marker in the record when its block is written
 (block ``i`` of stage ``s`` of array ``n`` is block ``i`` of the record's
 array ``2n + s``); a resume runs only the tasks without one, and a stage whose
@@ -15,7 +16,7 @@ blocks are all written is not run again.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from dask.base import tokenize
 
@@ -24,10 +25,22 @@ from ..core.nodes import node_name
 from ..dask.resume import ResumableWrite
 from ..dask.write_record import array_identity, record_id
 from ..storage import MemoryStore
-from ._run import min_tasks
+from ._run import min_tasks, threads_per_worker
 from .rechunk_stores import check_free
 
-__all__ = ["open_record", "planned_tasks", "rechunk_identity", "stage_number"]
+__all__ = ["PlannedFor", "open_record", "planned_for", "rechunk_identity", "stage_number"]
+
+
+class PlannedFor(NamedTuple):
+    """The cluster a plan is made for: at least ``min_tasks`` tasks per stage,
+    ``threads`` tasks at once in a worker process."""
+
+    min_tasks: int
+    threads: int
+
+    def recorded(self, **more: Any) -> dict[str, Any]:
+        """What a resumable copy records of it (with ``more``)."""
+        return {"min tasks": self.min_tasks, "threads per worker": self.threads, **more}
 
 
 def open_record(store: Any, target_path: str, kind: str = "rechunk") -> ResumableWrite:
@@ -39,11 +52,11 @@ def open_record(store: Any, target_path: str, kind: str = "rechunk") -> Resumabl
     return job
 
 
-def planned_tasks(job: ResumableWrite | None) -> int:
-    """The ``min_tasks`` to plan with: the recorded one on a resume, else this cluster's."""
+def planned_for(job: ResumableWrite | None) -> PlannedFor:
+    """The cluster to plan for: the recorded one on a resume, else this one."""
     if job is not None and job.found is not None and "min tasks" in job.plan:
-        return int(job.plan["min tasks"])
-    return min_tasks()
+        return PlannedFor(int(job.plan["min tasks"]), int(job.plan.get("threads per worker", 1)))
+    return PlannedFor(min_tasks(), threads_per_worker())
 
 
 def stage_number(array: int, stage: int) -> int:

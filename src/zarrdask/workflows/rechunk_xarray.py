@@ -37,9 +37,10 @@ from ..errors import GroupNotFoundError
 from ..storage.icechunk import PendingMerge
 from ..storage.keys import join_path, normalize_path
 from ..xarray import to_zarr
-from .plan import ArrayPlan, plan_array
+from ..storage.capabilities import STREAMING
+from .plan import ArrayPlan, plan_array, worker_overhead
 from .rechunk_plan import RechunkPlan
-from .rechunk_resume import open_record, planned_tasks
+from .rechunk_resume import open_record, planned_for
 from .rechunk_stores import check_free, check_temp_reachable, remove_array, target_and_temp
 
 # encoding keys describing the stored array's codecs, kept only when the format is kept
@@ -77,7 +78,8 @@ def plan_dataset(
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
-    tasks = planned_tasks(record)
+    tasks = planned_for(record)
+    overhead = worker_overhead(any(STREAMING in s.capabilities for s in (store, temp) if s is not None))
     for name, v in ds.variables.items():
         read = _read_chunks(v)
         kept = _kept_chunks(v, read)
@@ -92,7 +94,8 @@ def plan_dataset(
         itemsize = max(v.dtype.itemsize, np.dtype(encodings[name].get("dtype", v.dtype)).itemsize)
         plan = plan_array(
             str(name), v.shape, v.dtype, read, chunks, shards, max_mem,
-            itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks,
+            itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks.min_tasks,
+            threads_per_worker=tasks.threads, worker_overhead=overhead,
         )
         plans[name] = plan
         jobs.append(_VarJob(plan, join_path(target_path, str(name)) if target_path else str(name)))
@@ -132,7 +135,7 @@ class DatasetRechunkPlan(RechunkPlan):
             identity = {"source": tokenize(ds), "target": tokenize(self._encodings, self._fmt, self.target_path),
                         "stages": {str(n): [[s.reads, s.writes, list(s.block)] for s in p.stages]
                                    for n, p in self._plans.items()}}
-            record.check(identity, {"min tasks": self.planned_tasks})
+            record.check(identity, self.planned_tasks.recorded())
             record.setup(lambda: None, [], replace=False)
             if not record.unfinished(0, [()]):  # the target is written: the intermediate may be left to remove
                 self._target = open_group(self.target_store, path=self.target_path, mode="r+")
