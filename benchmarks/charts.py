@@ -17,7 +17,8 @@ are missing is skipped (and said so):
 * ``perf-rechunk.png`` from ``rechunk.json`` (``python -m benchmarks.rechunk``):
   time and each worker's peak memory over ``max_mem``; ``perf-rechunk-s3.png``
   the same from ``s3/rechunk.json`` (``python -m benchmarks.rechunk --store s3
-  --out benchmarks/results/s3``).
+  --out benchmarks/results/s3``), and ``perf-rechunk-s3-maps.png`` from
+  ``s3-maps/rechunk.json`` (``... --case to-maps --store s3 --out benchmarks/results/s3-maps``).
 
 Ratios are drawn on a log scale around 1, so "2x faster" and "2x slower" are
 the same length on either side of the line.
@@ -33,7 +34,8 @@ from typing import Any, Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLORS = {"zarr-python": "tab:orange", "zarrs": "tab:red", "tensorstore": "tab:green", "dask": "tab:purple",
-          "rechunker": "tab:brown", 'engine="zarr"': "tab:orange", "zarrdask": "tab:blue"}
+          "dask-p2p": "tab:pink", "rechunker": "tab:brown", 'engine="zarr"': "tab:orange", "zarrdask": "tab:blue"}
+RECHUNK_IMPLS = ("zarrdask", "dask", "dask-p2p", "rechunker")
 LOCAL_OPS = (("write all", "write"), ("read all", "full read"), ("open + first 10x10 window", "open + first window"),
              ("random 10x10 windows", "1,000 random windows"), ("peak memory of a full read", "peak memory"))
 
@@ -220,7 +222,7 @@ def rechunk_chart(results: dict, path: str) -> None:
             by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
     keys = list(by)
     labels = [f"{s}, {t}, {m / 1e6:g} MB" for s, t, m in keys]
-    impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in by[k] for k in keys)]
+    impls = [i for i in RECHUNK_IMPLS if any(i in by[k] for k in keys)]
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 0.5 * len(keys) + 2.4), sharey=True)
     height = 0.8 / len(impls)
     for j, impl in enumerate(impls):
@@ -249,8 +251,9 @@ def rechunk_chart(results: dict, path: str) -> None:
     where = "local disk"
     if results.get("store") == "s3":
         where = f"S3 (moto, {results.get('latency', 0) * 1000:.0f} ms per request)"
-    fig.suptitle(f"Rechunking a {shape} float32 array on {where}: time and memory (scheduler, target, max_mem)",
-                 fontsize=11)
+    layout = {"to-series": " to time series", "to-maps": " to maps"}.get(results.get("case", "to-series"), "")
+    fig.suptitle(f"Rechunking a {shape} float32 array{layout} on {where}: time and memory (scheduler, target, "
+                 "max_mem)", fontsize=11)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -306,7 +309,7 @@ def rechunk_tables(results: dict) -> str:
     by: dict[tuple, dict[str, dict]] = {}
     for r in results["runs"]:
         by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
-    impls = [i for i in ("zarrdask", "dask", "rechunker") if any(i in v for v in by.values())]
+    impls = [i for i in RECHUNK_IMPLS if any(i in v for v in by.values())]
     out = []
     for title, value in (("time, s", lambda r, m: f"{r['time']:.1f}"),
                          ("peak memory per worker / max_mem",
@@ -316,6 +319,15 @@ def rechunk_tables(results: dict) -> str:
         for (scheduler, target, max_mem), got in by.items():
             cells = [value(got[i], max_mem) if i in got and "error" not in got[i] else "n/a" for i in impls]
             out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | " + " | ".join(cells) + " |")
+        out.append("")
+    declared = [(k, got["zarrdask"]) for k, got in by.items()
+                if "error" not in got.get("zarrdask", {"error": 1}) and got["zarrdask"].get("declared_worker_peak")]
+    if declared:  # what zarrdask's plan said per worker before it ran, beside what each worker then held
+        out += ["**zarrdask: peak memory per worker, declared by the plan and measured (MiB)**", "",
+                "| scheduler, target, max_mem | declared | measured | measured / declared |", "|---|---:|---:|---:|"]
+        for (scheduler, target, max_mem), r in declared:
+            d, m = r["declared_worker_peak"] / 2**20, per_worker_peak(r, results["threads"])
+            out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | {d:.0f} | {m:.0f} | {m / d:.2f} |")
         out.append("")
     return "\n".join(out)
 
@@ -360,7 +372,7 @@ def opens_local_tables(results: dict) -> str:
 TABLES: tuple[tuple[str, Callable[[dict], str]], ...] = (
     ("results.json", local_tables), ("remote.json", remote_tables), ("opens.json", opens_tables),
     ("opens_local.json", opens_local_tables), ("rechunk.json", rechunk_tables),
-    ("s3/rechunk.json", rechunk_tables))
+    ("s3/rechunk.json", rechunk_tables), ("s3-maps/rechunk.json", rechunk_tables))
 
 
 CHARTS: tuple[tuple[str, str, Callable[[dict, str], None]], ...] = (
@@ -370,6 +382,7 @@ CHARTS: tuple[tuple[str, str, Callable[[dict, str], None]], ...] = (
     ("opens_local.json", "perf-opens-local.png", opens_local_chart),
     ("rechunk.json", "perf-rechunk.png", rechunk_chart),
     ("s3/rechunk.json", "perf-rechunk-s3.png", rechunk_chart),
+    ("s3-maps/rechunk.json", "perf-rechunk-s3-maps.png", rechunk_chart),
 )
 
 

@@ -1,8 +1,13 @@
 """Parallel rechunk benchmark: ``python -m benchmarks.rechunk`` (``--quick`` for a smoke run).
 
-A 2 GB float32 array of shape (2000, 500, 500) stored in map layout, chunks
-(10, 500, 500) (Zarr v2, blosc lz4 + shuffle, so every peer can read it), is
-rechunked to time-series layout, chunks (2000, 25, 25), by
+``--case to-series`` (default): a 2 GB float32 array of shape (2000, 500, 500)
+stored in map layout, chunks (10, 500, 500) (Zarr v2, blosc lz4 + shuffle, so
+every peer can read it), is rechunked to time-series layout, chunks
+(2000, 25, 25) (sharded target: in (2000, 50, 50) shards). ``--case to-maps``:
+a (200, 500, 500) float32 array in time-series layout, chunks (200, 25, 25)
+(Zarr v2, zstd level 1; Gaussian noise, which zstd stores in 92% of its
+size, 184 MB), is rechunked to map layout, chunks (10, 500, 500)
+(sharded target: chunks (10, 100, 100) in (10, 500, 500) shards). Both by
 
 - **zarrdask**: ``zarrdask.rechunk(src, chunks, target, max_mem=..., target_shards=...,
   temp_store=...).execute()``;
@@ -10,12 +15,15 @@ rechunked to time-series layout, chunks (2000, 25, 25), by
   array created by zarr-python 3 (rechunked to whole shards for the sharded
   target, so no two tasks write one shard); dask has no memory budget: its
   peak is reported against the same ``max_mem`` for comparison;
+- **dask-p2p** (cluster only): the same with ``rechunk(..., method="p2p")``,
+  dask's memory-bounded peer-to-peer rechunk (workers' memory limit left at
+  distributed's default, a share of the machine's memory, which is what p2p needs);
 - **rechunker** 0.5.4 (zarr 2 only, so no sharded target), in an environment of
   its own (``~/.cache/zarrdask-bench/rechunker-venv``, created on first use with
   zarr 2.18.7 and numcodecs 0.15.2); its intermediate is uncompressed, like zarrdask's;
 
-with ``max_mem`` 256 MB and 64 MB, a plain target and one sharded in
-(2000, 50, 50) shards (v3, blosc lz4 + shuffle), on dask's threaded scheduler
+with ``max_mem`` 256 MB and 64 MB, a plain target and a sharded one (v3,
+blosc lz4 + shuffle), on dask's threaded scheduler
 with 2 threads and on a ``distributed.LocalCluster`` of 2 single-threaded worker
 processes. Each run is a fresh process (``benchmarks/rechunk_worker.py``);
 its time includes planning and creating the target; memory is the peak RSS
@@ -53,12 +61,20 @@ if ROOT not in sys.path:  # python benchmarks/rechunk.py
 from benchmarks.rechunk_worker import MARKER
 from benchmarks.run import _cpu_model, _git_commit, _loadavg, _versions, fs_type, worker_env
 
-SHAPE = (2000, 500, 500)
-QUICK_SHAPE = (200, 500, 500)
-SOURCE_CHUNKS = (10, 500, 500)
-TARGET_CHUNKS = (-1, 25, 25)  # -1: the whole time axis
-SHARDS = (-1, 50, 50)
-IMPLS = ("zarrdask", "dask", "rechunker")
+#: the layouts rechunked: the array's shape (and ``--quick`` shape), its source chunks
+#: and compressor (Zarr v2), and the target's chunks — plain, and inner chunks and
+#: shards for the sharded target (-1: the whole time axis)
+CASES = {
+    # map layout to time-series layout
+    "to-series": {"shape": (2000, 500, 500), "quick": (200, 500, 500), "source_chunks": (10, 500, 500),
+                  "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+                  "chunks": (-1, 25, 25), "sharded_chunks": (-1, 25, 25), "shards": (-1, 50, 50)},
+    # time-series layout to map layout
+    "to-maps": {"shape": (200, 500, 500), "quick": (200, 500, 500), "source_chunks": (-1, 25, 25),
+                "compressor": {"id": "zstd", "level": 1}, "data": "noise",
+                "chunks": (10, 500, 500), "sharded_chunks": (10, 100, 100), "shards": (10, 500, 500)},
+}
+IMPLS = ("zarrdask", "dask", "dask-p2p", "rechunker")
 RECHUNKER_ENV = os.path.join(os.path.expanduser("~"), ".cache", "zarrdask-bench", "rechunker-venv")
 RECHUNKER_PINS = ["rechunker==0.5.4", "zarr==2.18.7", "numcodecs==0.15.2"]
 #: where the reference columns of the check are taken (y, x corners of 50x50 columns)
@@ -84,31 +100,42 @@ def make_slab(t0: int, n: int, ny: int, nx: int, seed: int = 0) -> np.ndarray:
     return (np.round(slab * 256) / 256).astype("f4")
 
 
-def ensure_source(workdir: str, shape: tuple[int, ...], s3: Any = None) -> str:
-    """The source array (Zarr v2, written once per shape and kept in ``workdir``;
-    with ``s3`` (:class:`benchmarks.rechunk_s3.S3`), written to its bucket)."""
+def make_noise(t0: int, n: int, ny: int, nx: int, seed: int = 0) -> np.ndarray:
+    """Time steps ``t0 .. t0+n`` of standard Gaussian noise: data the codecs can hardly shrink."""
+    return np.random.default_rng([seed, t0, 1]).standard_normal((n, ny, nx), dtype=np.float32)
+
+
+def ensure_source(workdir: str, shape: tuple[int, ...], case: dict, s3: Any = None) -> str:
+    """The source array of ``case`` (Zarr v2, written once per case and shape and kept in
+    ``workdir``; with ``s3`` (:class:`benchmarks.rechunk_s3.S3`), written to its bucket)."""
     import zarrdask
 
-    name = f"source-{'x'.join(map(str, shape))}.zarr"
+    chunks = _resolve(case["source_chunks"], shape)
+    kind = case.get("data", "waves")
+    name = f"source-{kind}-{'x'.join(map(str, shape))}-{'x'.join(map(str, chunks))}-{case['compressor']['id']}.zarr"
     path = s3.url(name) if s3 is not None else os.path.join(workdir, name)
     done = os.path.join(path, ".complete")
     if s3 is None and os.path.exists(done):
         return path
     if s3 is None:
         shutil.rmtree(path, ignore_errors=True)
-    _log(f"writing the source {shape} float32 to {path} ...")
+    _log(f"writing the source {shape} float32, chunks {chunks}, to {path} ...")
     a = zarrdask.create_array(
-        path, shape=shape, dtype="f4", chunks=SOURCE_CHUNKS, zarr_format=2, fill_value=0,
-        compressors={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
-        storage_options=None if s3 is None else s3.direct,
+        path, shape=shape, dtype="f4", chunks=chunks, zarr_format=2, fill_value=0,
+        compressors=case["compressor"], storage_options=None if s3 is None else s3.direct,
     )
-    step = SOURCE_CHUNKS[0] * 10
+    step = chunks[0] * max(1, 100 // chunks[0])  # whole chunks along time, about 100 steps at a time
     for t0 in range(0, shape[0], step):
         n = min(step, shape[0] - t0)
-        a[t0 : t0 + n] = make_slab(t0, n, shape[1], shape[2])
+        a[t0 : t0 + n] = (make_noise if kind == "noise" else make_slab)(t0, n, shape[1], shape[2])
     if s3 is None:
         open(done, "w").close()
     return path
+
+
+def _resolve(chunks: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Chunk lengths with -1 replaced by the whole dimension."""
+    return tuple(s if c == -1 else c for c, s in zip(chunks, shape, strict=True))
 
 
 def reference_columns(source: str, storage_options: dict | None = None) -> list[np.ndarray]:
@@ -164,7 +191,9 @@ def run_one(python: str, task: dict, env: dict, timeout: float) -> dict:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.rechunk", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help=f"a {QUICK_SHAPE} source (200 MB): checks that all runs work")
+    p.add_argument("--case", choices=sorted(CASES), default="to-series",
+                   help="to-series: map layout to time series (default); to-maps: the other way")
+    p.add_argument("--quick", action="store_true", help="a (200, 500, 500) source (200 MB): checks that all runs work")
     p.add_argument("--impls", default=",".join(IMPLS), help="comma-separated, of " + ", ".join(IMPLS))
     p.add_argument("--schedulers", default="threads,cluster", help="threads (dask's threaded scheduler) and/or cluster")
     p.add_argument("--max-mem", default="256MB,64MB", help="comma-separated budgets (MB = 10^6 bytes)")
@@ -199,14 +228,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_all(args: argparse.Namespace, impls: list[str], s3: Any) -> int:
-    shape = QUICK_SHAPE if args.quick else SHAPE
+    case = CASES[args.case]
+    shape = case["quick"] if args.quick else case["shape"]
     workdir = args.workdir or ("/dev/shm/zarrdask-rechunk-bench" if os.path.isdir("/dev/shm") else "/tmp/zarrdask-rechunk-bench")
     os.makedirs(workdir, exist_ok=True)
     started = time.perf_counter()
     load_before = _loadavg()
-    source = ensure_source(workdir, shape, s3)
+    source = ensure_source(workdir, shape, case, s3)
     refs = reference_columns(source, None if s3 is None else s3.direct)
-    pythons = {"zarrdask": sys.executable, "dask": sys.executable}
+    pythons = {"zarrdask": sys.executable, "dask": sys.executable, "dask-p2p": sys.executable}
     skipped: dict[str, str] = {}
     if "rechunker" in impls and s3 is not None:
         skipped["rechunker"] = "its environment has no S3 client (--store s3)"
@@ -228,12 +258,14 @@ def _run_all(args: argparse.Namespace, impls: list[str], s3: Any) -> int:
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(zarrdask.__file__)], env=env,
                    check=False, capture_output=True)
-    runs = _runs(args, impls, shape, source, refs, pythons, skipped, env, workdir, s3)
+    runs = _runs(args, impls, shape, case, source, refs, pythons, skipped, env, workdir, s3)
     results = {
-        "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "shape": shape, "source_chunks": SOURCE_CHUNKS,
-        "target_chunks": tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS),
-        "shards": tuple(shape[0] if c == -1 else c for c in SHARDS),
+        "date": _dt.datetime.now().isoformat(timespec="seconds"), "case": args.case,
+        "shape": shape, "source_chunks": _resolve(case["source_chunks"], shape),
+        "source_compressor": case["compressor"],
+        "target_chunks": _resolve(case["chunks"], shape),
+        "sharded_chunks": _resolve(case["sharded_chunks"], shape),
+        "shards": _resolve(case["shards"], shape),
         "threads": args.threads, "cpu": _cpu_model(), "ncpu": os.cpu_count(),
         "workdir": workdir, "fs": fs_type(workdir), "load_before": load_before,
         "store": args.store, "latency": args.latency if s3 is not None else 0.0,
@@ -258,11 +290,11 @@ def _run_all(args: argparse.Namespace, impls: list[str], s3: Any) -> int:
     return 0 if all("error" not in r and r.get("correct") for r in runs) else 1
 
 
-def _runs(args: argparse.Namespace, impls: list[str], shape: tuple[int, ...], source: str, refs: list[np.ndarray],
-          pythons: dict[str, str], skipped: dict[str, str], env: dict, workdir: str, s3: Any) -> list[dict]:
+def _runs(args: argparse.Namespace, impls: list[str], shape: tuple[int, ...], case: dict, source: str,
+          refs: list[np.ndarray], pythons: dict[str, str], skipped: dict[str, str], env: dict, workdir: str,
+          s3: Any) -> list[dict]:
     """Every run: per scheduler, target, max_mem and implementation, in a fresh process."""
-    chunks = tuple(shape[0] if c == -1 else c for c in TARGET_CHUNKS)
-    shards = tuple(shape[0] if c == -1 else c for c in SHARDS)
+    shards = _resolve(case["shards"], shape)
     options = None if s3 is None else s3.storage_options
     runs = []
     for scheduler in args.schedulers.split(","):
@@ -270,7 +302,8 @@ def _runs(args: argparse.Namespace, impls: list[str], shape: tuple[int, ...], so
             for mem_text in args.max_mem.split(","):
                 max_mem = _parse_mb(mem_text)
                 for impl in impls:
-                    if impl in skipped or (impl == "rechunker" and target == "sharded"):
+                    if impl in skipped or (impl == "rechunker" and target == "sharded") or (
+                            impl == "dask-p2p" and scheduler != "cluster"):
                         continue
                     if s3 is None:
                         tpath, temp = os.path.join(workdir, "target.zarr"), os.path.join(workdir, "temp.zarr")
@@ -280,7 +313,8 @@ def _runs(args: argparse.Namespace, impls: list[str], shape: tuple[int, ...], so
                     for p in (tpath, temp):
                         remove(p)
                     task = {"impl": impl, "scheduler": scheduler, "threads": args.threads, "source": source,
-                            "target": tpath, "temp": temp, "chunks": chunks,
+                            "target": tpath, "temp": temp,
+                            "chunks": _resolve(case["sharded_chunks" if target == "sharded" else "chunks"], shape),
                             "shards": shards if target == "sharded" else None, "max_mem": max_mem,
                             "storage_options": options}
                     _log(f"  {scheduler:8} {target:8} max_mem {max_mem // MB:4d} MB  {impl} ...")
@@ -320,12 +354,18 @@ def render(results: dict) -> str:
     by: dict[tuple, dict[str, dict]] = {}
     for r in results["runs"]:
         by.setdefault((r["scheduler"], r["target"], r["max_mem"]), {})[r["impl"]] = r
-    head = ("| scheduler | target | max_mem | zarrdask s | dask s | rechunker s | dask / zd time | rechunker / zd time "
-            "| peak per worker, MiB (x max_mem): zarrdask | dask | rechunker | zarrdask tasks (stages) "
+    peers = [i for i in IMPLS[1:] if any(i in got for got in by.values())]
+    head = ("| scheduler | target | max_mem | zarrdask s | " + " | ".join(f"{p} s" for p in peers) + " | "
+            + " | ".join(f"{p} / zd time" for p in peers) + " | peak per worker, MiB (x max_mem): zarrdask | "
+            + " | ".join(peers) + " | zarrdask declared peak per worker | zarrdask tasks (stages) "
             "| intermediate left | targets |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for (scheduler, target, max_mem), got in by.items():
         mib = max_mem / 2**20
+
+        def ok(impl: str) -> dict | None:
+            r = got.get(impl)
+            return None if r is None or "error" in r else r
 
         def t(impl: str) -> str:
             r = got.get(impl)
@@ -336,39 +376,46 @@ def render(results: dict) -> str:
             return f"{r['time']:.2f}" + ("" if r.get("correct") else " (WRONG)")
 
         def peak(impl: str) -> str:
-            r = got.get(impl)
-            if r is None or "error" in r:
+            r = ok(impl)
+            if r is None:
                 return "n/a"
             m = per_worker_peak(r, threads)
             return f"{m:,.0f} ({m / mib:.2f}x)"
 
         def ratio(impl: str) -> str:
-            r, z = got.get(impl), got.get("zarrdask")
-            if r is None or z is None or "error" in r or "error" in z:
-                return ""
-            return f"{r['time'] / z['time']:.2f}x"
+            r, z = ok(impl), ok("zarrdask")
+            return "" if r is None or z is None else f"{r['time'] / z['time']:.2f}x"
 
-        z = got.get("zarrdask")
-        tasks = left = verdict = ""
-        if z is not None and "error" not in z:
+        z = ok("zarrdask")
+        tasks = left = verdict = declared = ""
+        if z is not None:
             tasks = f"{z['tasks']} ({z['stages']})"
             left = f"{z['temp_bytes_after']:,} B"
+            measured = per_worker_peak(z, threads)
+            if z.get("declared_worker_peak"):
+                d_mib = z["declared_worker_peak"] / 2**20
+                declared = f"{d_mib:,.0f} MiB (measured / declared {measured / d_mib:.2f})"
             checks = []
-            d = got.get("dask")
-            if d is not None and "error" not in d:
-                checks.append(("time <= dask", z["time"] <= d["time"]))
-            checks.append(("peak <= 1.1x", per_worker_peak(z, threads) <= 1.1 * mib))
-            checks.append(("tasks >= 2 per worker and stage", z["tasks"] >= 2 * threads * z["stages"]))
+            if ok("dask-p2p") is not None:
+                checks.append(("time <= dask p2p", z["time"] <= got["dask-p2p"]["time"]))
+            if ok("dask") is not None:
+                checks.append(("time <= 1.2x dask tasks", z["time"] <= 1.2 * got["dask"]["time"]))
+            checks.append(("peak <= 1.1x", measured <= 1.1 * mib))
+            if z.get("declared_worker_peak"):
+                checks.append(("declared within 10%", abs(measured / d_mib - 1) <= 0.1))
             checks.append(("intermediate removed", z["temp_bytes_after"] == 0))
-            verdict = "; ".join(("" if ok else "MISS: ") + name for name, ok in checks)
-        lines.append(f"| {scheduler} | {target} | {max_mem // MB} MB | {t('zarrdask')} | {t('dask')} | {t('rechunker')} "
-                     f"| {ratio('dask')} | {ratio('rechunker')} | {peak('zarrdask')} | {peak('dask')} | {peak('rechunker')} "
-                     f"| {tasks} | {left} | {verdict} |")
+            verdict = "; ".join(("" if good else "MISS: ") + name for name, good in checks)
+        lines.append(f"| {scheduler} | {target} | {max_mem // MB} MB | {t('zarrdask')} | "
+                     + " | ".join(t(p) for p in peers) + " | " + " | ".join(ratio(p) for p in peers)
+                     + f" | {peak('zarrdask')} | " + " | ".join(peak(p) for p in peers)
+                     + f" | {declared} | {tasks} | {left} | {verdict} |")
     v = results["versions"]
     notes = [
         "",
-        f"- Source {results['shape']} float32, chunks {results['source_chunks']} (Zarr v2, blosc lz4 + shuffle); target "
-        f"chunks {results['target_chunks']}, sharded target in {results['shards']} shards (v3, blosc lz4 + shuffle).",
+        f"- Source {results['shape']} float32, chunks {results['source_chunks']} (Zarr v2, "
+        f"{results.get('source_compressor', {}).get('id', 'blosc')}); target chunks {results['target_chunks']}, "
+        f"sharded target chunks {results.get('sharded_chunks', results['target_chunks'])} in {results['shards']} "
+        "shards (v3, blosc lz4 + shuffle).",
         ("- Stores: an S3 bucket (moto on 127.0.0.1) behind a proxy adding "
          f"{results.get('latency', 0) * 1000:.0f} ms to every request." if results.get("store") == "s3" else
          "- Stores: directories (below)."),
@@ -378,7 +425,8 @@ def render(results: dict) -> str:
         "- Peak per worker: each cluster worker's peak RSS above its RSS after imports (the largest of the workers); "
         f"on the threaded scheduler the process's peak divided by its {threads} threads. "
         "x max_mem: over max_mem in MiB (256 MB = 244 MiB, 64 MB = 61 MiB).",
-        "- dask / zd time, rechunker / zd time: how many times longer the peer takes than zarrdask. "
+        "- peer / zd time: how many times longer the peer takes than zarrdask (dask: rechunk(method=\"tasks\"), "
+        "dask-p2p: method=\"p2p\"). Declared peak per worker: what zarrdask's plan says before it runs. "
         "Every target was checked against the source on two (all, 50, 50) columns.",
         "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + f"; zarrdask commit {results['commit']}.",
     ]

@@ -68,12 +68,13 @@ def _run_zarrdask(task: dict) -> dict:
         temp_store=task["temp"] if so is None else zarrdask.store_from(task["temp"], mode="a", storage_options=so),
         target_options=options,
     )
-    info = {"tasks": plan.ntasks, "stages": plan.nstages, "declared_peak": plan.peak_memory}
+    info = {"tasks": plan.ntasks, "stages": plan.nstages, "declared_peak": plan.peak_memory,
+            "declared_worker_peak": getattr(plan, "worker_peak_memory", None)}
     plan.execute(progress=False)
     return info
 
 
-def _run_dask(task: dict) -> dict:
+def _run_dask(task: dict, method: str = "tasks") -> dict:
     import dask.array as da
     import zarr
     from zarr.codecs import BloscCodec
@@ -87,7 +88,7 @@ def _run_dask(task: dict) -> dict:
     )
     # each dask block is one target chunk, or one whole shard when sharded, so no
     # two tasks write the same object
-    x = da.from_zarr(src).rechunk(shards or tuple(task["chunks"]))
+    x = da.from_zarr(src).rechunk(shards or tuple(task["chunks"]), method=method)
     stored = da.to_zarr(x, target, compute=False)
     info = {"tasks": len(stored.__dask_graph__())}
     stored.compute()
@@ -113,7 +114,8 @@ def _run_rechunker(task: dict) -> dict:
     return info
 
 
-RUNS = {"zarrdask": _run_zarrdask, "dask": _run_dask, "rechunker": _run_rechunker}
+RUNS = {"zarrdask": _run_zarrdask, "dask": _run_dask, "dask-p2p": lambda task: _run_dask(task, "p2p"),
+        "rechunker": _run_rechunker}
 
 
 # -- schedulers ---------------------------------------------------------------------------

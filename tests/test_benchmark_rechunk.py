@@ -42,15 +42,20 @@ def test_the_table_checks_the_targets():
     run = {"scheduler": "cluster", "target": "plain", "max_mem": 64 * 10**6, "time": 5.0, "correct": True,
            "temp_bytes_after": 0, "tasks": 90, "stages": 2}
     results = {"threads": 2, "runs": [
-        {**run, "impl": "zarrdask", "peak_mib": [59.0, 70.0]},  # 70 MiB > 1.1 x 61 MiB
-        {**run, "impl": "dask", "time": 4.0, "peak_mib": [1200.0, 1100.0]},
+        # 70 MiB > 1.1 x 61 MiB; declared 60 MiB: measured / declared 1.17
+        {**run, "impl": "zarrdask", "peak_mib": [59.0, 70.0], "declared_worker_peak": 60 * 2**20},
+        {**run, "impl": "dask", "time": 4.5, "peak_mib": [1200.0, 1100.0]},
+        {**run, "impl": "dask-p2p", "time": 6.0, "peak_mib": [500.0, 400.0]},
     ], "shape": (1, 1, 1), "source_chunks": (1, 1, 1), "target_chunks": (1, 1, 1), "shards": (1, 1, 1),
         "ncpu": 2, "cpu": "x", "workdir": "w", "fs": "tmpfs", "load_before": 0.0, "wall_time": 1.0,
         "date": "d", "versions": {}, "commit": "c", "skipped": {}}
-    row = bench.render(results).splitlines()[2]
-    assert "| 5.00 | 4.00 | n/a | 0.80x |" in row
-    assert "70 (1.15x)" in row and "1,200 (19.66x)" in row
-    assert "MISS: time <= dask" in row and "MISS: peak <= 1.1x" in row and "; intermediate removed" in row
+    head, _, row = bench.render(results).splitlines()[:3]
+    assert "| zarrdask s | dask s | dask-p2p s | dask / zd time | dask-p2p / zd time |" in head
+    assert "| 5.00 | 4.50 | 6.00 | 0.90x | 1.20x |" in row
+    assert "70 (1.15x)" in row and "1,200 (19.66x)" in row and "500 (8.19x)" in row
+    assert "60 MiB (measured / declared 1.17)" in row
+    assert "| time <= dask p2p; time <= 1.2x dask tasks;" in row  # 5.0 <= 1.2 x 4.5
+    assert "MISS: peak <= 1.1x" in row and "MISS: declared within 10%" in row and "; intermediate removed" in row
 
 
 def test_the_source_is_the_same_every_time():
