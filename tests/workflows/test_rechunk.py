@@ -619,7 +619,8 @@ def test_the_summary_states_the_peak_per_worker(tmp_path):
                                 fill_value=0)
     plan = rechunk(src, (400, 1), str(tmp_path / "dst.zarr"), max_mem="64MB", temp_store=str(tmp_path / "t.zarr"))
     text = str(plan)
-    assert f"per worker {format_bytes(plan.worker_peak_memory)} (1 task + 6.00 MiB)" in text
+    assert f"; peak memory per worker {format_bytes(plan.worker_peak_memory)} (1 task + 6.00 MiB; max_mem 61.04 MiB)" \
+        in text
     assert plan.worker_peak_memory == plan.peak_memory + (6 << 20) <= 64_000_000
 
 
@@ -634,7 +635,7 @@ def test_threads_per_worker_follows_the_distributed_cluster(tmp_path):
                                   silence_logs=40) as cluster, distributed.Client(cluster):
         assert threads_per_worker() == 3
         plan = rechunk(src, (400, 1), str(tmp_path / "dst.zarr"), max_mem="64MB")
-        assert "(3 tasks + 6.00 MiB)" in str(plan)
+        assert "(3 tasks + 6.00 MiB; max_mem" in str(plan)
         assert plan.worker_peak_memory == 3 * plan.peak_memory + (6 << 20) <= 64_000_000
 
 
@@ -679,3 +680,14 @@ def test_the_summary_counts_the_chunks_read_and_the_objects_written(shape, a, w,
     text = str(rechunk(src, w, MemoryStore(), max_mem=2_000_000, target_shards=shards, temp_store=MemoryStore()))
     last = text.splitlines()[-2]  # the last stage
     assert last.endswith(f"({p.stages[-1].unit_writes:,} {'shards' if shards else 'chunks'})"), last
+
+
+def test_a_rectilinear_target_counts_its_chunks():
+    from zarrdask.workflows.plan import plan_array
+
+    p = plan_array("x", (10, 6), "f4", (3, 6), ((2, 3, 5), 6), None, 1_000_000)
+    (stage,) = p.stages
+    assert stage.unit_writes == 3  # one task, and one object, per chunk of the grid
+    assert stage.chunk_reads == 1 + 2 + 3  # rows 0-1: chunk 0; 2-4: chunks 0, 1; 5-9: chunks 1, 2, 3
+    src = zarrdask.create_array(MemoryStore(), shape=(10, 6), dtype="f4", chunks=(3, 6), fill_value=0)
+    assert "(6 chunks), write 240 B (3 chunks)" in str(rechunk(src, ((2, 3, 5), 6), MemoryStore(), max_mem=1_000_000))

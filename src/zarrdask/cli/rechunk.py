@@ -1,5 +1,5 @@
 """``zarrdask rechunk``: copy an array or a group to new chunks (and shards) with
-every task's memory under a budget (:func:`zarrdask.rechunk`)."""
+every worker's memory under a budget (:func:`zarrdask.rechunk`)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def _stage_json(stage: Any) -> dict[str, Any]:
         "peak_memory": stage.peak_memory,
         "bytes_read": stage.bytes_read,
         "bytes_written": stage.bytes_written,
+        "chunk_reads": stage.chunk_reads,
+        "unit_writes": stage.unit_writes,
     }
 
 
@@ -60,6 +62,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
         "bytes_read": plan.bytes_read,
         "bytes_written": plan.bytes_written,
         "peak_memory": plan.peak_memory,
+        "worker_peak_memory": plan.worker_peak_memory,
         "arrays": [
             {
                 "name": a.name,
@@ -71,6 +74,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
                 "intermediate_chunks": None if a.intermediate_chunks is None else list(a.intermediate_chunks),
                 "ntasks": a.ntasks,
                 "peak_memory": a.peak_memory,
+                "worker_peak_memory": a.worker_peak_memory,
                 "stages": [_stage_json(s) for s in a.stages],
             }
             for a in plan.arrays
@@ -95,7 +99,8 @@ def plan_json(plan: Any) -> dict[str, Any]:
     default="256MB",
     show_default=True,
     metavar="SIZE",
-    help="The memory one task may use (256MB, 1GiB, ...).",
+    help="The memory a worker may use: its tasks, one per thread, and what it holds besides them "
+    "(256MB, 1GiB, ...).",
 )
 @click.option(
     "--temp",
@@ -139,9 +144,10 @@ def rechunk(
     as_json: bool,
 ) -> None:
     """Copy the array or group at PATH to DST with new chunks (and shards), in
-    parallel, keeping every task's memory under --max-mem.
+    parallel, keeping every worker's memory under --max-mem.
 
-    Prints the plan (stages, tasks, bytes moved, peak memory per task), then runs
+    Prints the plan (stages, tasks, chunks and bytes moved, peak memory per
+    task and per worker), then runs
     it. When one pass cannot stay under the budget, --temp gives a place for an
     intermediate copy (two passes). For a group, --chunks applies to every
     array with that many dimensions, or by dimension name to every array that

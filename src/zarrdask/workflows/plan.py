@@ -226,7 +226,10 @@ class StagePlan:
     @property
     def unit_writes(self) -> int:
         """Objects the tasks write (shards, or chunks): one request each."""
-        return math.prod(-(-s // max(1, min(u, s))) if s else 0 for s, u in zip(self.shape, self.write_unit))
+        return math.prod(
+            len(edge_bounds(s, u)[0]) if not isinstance(u, int) else -(-s // max(1, min(u, s))) if s else 0
+            for s, u in zip(self.shape, self.write_unit)
+        )
 
     @property
     def grid(self) -> tuple[int, ...]:

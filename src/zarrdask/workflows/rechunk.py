@@ -1,9 +1,10 @@
 """``rechunk``: copy an array, a group or a Dataset to new chunks (and shards)
-in parallel, with every task's memory under ``max_mem``.
+in parallel, with every worker's memory under ``max_mem``.
 
 :func:`rechunk` only plans (see :mod:`zarrdask.workflows.plan` for the memory
 model and the algorithm) and returns a :class:`RechunkPlan`: printing it shows
-the stages, the number of tasks, the bytes moved and the peak memory per task;
+the stages, the number of tasks, the chunks and bytes moved and the peak memory
+per task and per worker;
 :meth:`RechunkPlan.to_dask` creates the target (and intermediate) metadata and
 returns the dask graph; :meth:`RechunkPlan.execute` runs it with a progress bar.
 
@@ -77,7 +78,7 @@ def rechunk(
     resume: bool = False,
 ) -> "RechunkPlan":
     """Plan copying ``source`` to ``target_store`` with new chunks (and shards),
-    keeping every task's memory under ``max_mem``.
+    keeping every worker's memory under ``max_mem``.
 
     Nothing is written until :meth:`RechunkPlan.execute` (or the graph of
     :meth:`RechunkPlan.to_dask`) runs.
@@ -108,9 +109,12 @@ def rechunk(
     target_store : Store, str or path
         Where to write: anything :func:`zarrdask.create_array` accepts.
     max_mem : int or str
-        The memory a task may declare, in bytes or as a string (``"100MB"``,
-        ``"1GiB"``): a task's block expanded to the chunks it reads, plus one
-        chunk being decoded or encoded (see :mod:`zarrdask.workflows.plan`).
+        The memory a worker may hold, in bytes or as a string (``"100MB"``,
+        ``"1GiB"``): one task per thread of the worker — each its block
+        expanded to the chunks it reads, plus chunks being decoded, encoded or
+        in flight — and what the worker holds besides its tasks (see
+        :mod:`zarrdask.workflows.plan`; ``print(plan)`` states the peak per
+        worker). On dask's local schedulers each thread counts as a worker.
     target_shards : tuple, dict or None
         The target's shard shape, in the same forms as ``target_chunks``
         (``None`` along a dimension, or a dimension left out of a dict: one

@@ -123,8 +123,8 @@ class RechunkPlan:
         lines.append(
             f"total: {_count(self.ntasks, 'task')}; read {format_bytes(self.bytes_read)}, written "
             f"{format_bytes(self.bytes_written)} (moved {format_bytes(self.bytes_read + self.bytes_written)}); "
-            f"peak memory per task {format_bytes(self.peak_memory)}, per worker "
-            f"{format_bytes(self.worker_peak_memory)}{_worker_text(self.arrays)} (max_mem {format_bytes(self.max_mem)})"
+            f"peak memory per task {format_bytes(self.peak_memory)}; peak memory per worker "
+            f"{format_bytes(self.worker_peak_memory)} ({_worker_text(self.arrays)}max_mem {format_bytes(self.max_mem)})"
         )
         return "\n".join(lines)
 
@@ -197,11 +197,11 @@ def _describe_job(job: Any) -> list[str]:
 
 
 def _worker_text(arrays: Sequence[ArrayPlan]) -> str:
-    """How a worker's peak is made up: `` (2 tasks + 12.00 MiB)``."""
+    """How a worker's peak is made up: ``"2 tasks + 10.00 MiB; "``."""
     if not arrays:
         return ""
     top = max(arrays, key=lambda p: p.worker_peak_memory)
-    return f" ({_count(top.threads_per_worker, 'task')} + {format_bytes(top.worker_overhead)})"
+    return f"{_count(top.threads_per_worker, 'task')} + {format_bytes(top.worker_overhead)}; "
 
 
 def _many(n: int, what: str) -> str:
