@@ -187,7 +187,9 @@ def test_resume_after_an_interruption(tmp_path):
     counting = CountingStore(LocalStore(dst))
     result = convert(str(src), counting, **kw, scheduler="sync")
     assert result.ok
-    assert result.tasks_skipped >= 3 and result.tasks_run > 0
+    # six store calls went through before the interruption: at least one whole task's
+    # (how many depends on the order dask runs the tasks in, which follows their keys)
+    assert result.tasks_skipped >= 1 and result.tasks_run > 0
     total = result.tasks_run + result.tasks_skipped
     _assert_same(src, dst)
     # a third run writes nothing (only blocks holding nothing but the fill value,
