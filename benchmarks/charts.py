@@ -303,8 +303,9 @@ def remote_tables(results: dict) -> str:
 
 
 def rechunk_tables(results: dict) -> str:
-    """Two narrow tables: each run's time, and each worker's peak over ``max_mem``."""
-    from .rechunk import per_worker_peak
+    """Two narrow tables: each run's time, and each worker's peak over ``max_mem``;
+    and zarrdask's peak per worker as its plan declared it, beside the measured one."""
+    from .rechunk import declared_mib, per_worker_peak
 
     by: dict[tuple, dict[str, dict]] = {}
     for r in results["runs"]:
@@ -320,13 +321,13 @@ def rechunk_tables(results: dict) -> str:
             cells = [value(got[i], max_mem) if i in got and "error" not in got[i] else "n/a" for i in impls]
             out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | " + " | ".join(cells) + " |")
         out.append("")
-    declared = [(k, got["zarrdask"]) for k, got in by.items()
-                if "error" not in got.get("zarrdask", {"error": 1}) and got["zarrdask"].get("declared_worker_peak")]
+    zd = [(k, got["zarrdask"]) for k, got in by.items() if "error" not in got.get("zarrdask", {"error": ""})]
+    declared = [(k, r) for k, r in zd if declared_mib(r)]
     if declared:  # what zarrdask's plan said per worker before it ran, beside what each worker then held
         out += ["**zarrdask: peak memory per worker, declared by the plan and measured (MiB)**", "",
                 "| scheduler, target, max_mem | declared | measured | measured / declared |", "|---|---:|---:|---:|"]
         for (scheduler, target, max_mem), r in declared:
-            d, m = r["declared_worker_peak"] / 2**20, per_worker_peak(r, results["threads"])
+            d, m = declared_mib(r), per_worker_peak(r, results["threads"])
             out.append(f"| {scheduler}, {target}, {max_mem / 1e6:g} MB | {d:.0f} | {m:.0f} | {m / d:.2f} |")
         out.append("")
     return "\n".join(out)

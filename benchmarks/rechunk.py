@@ -349,6 +349,11 @@ def per_worker_peak(run: dict, threads: int) -> float:
     return max(peaks) if run["scheduler"] == "cluster" else peaks[0] / threads
 
 
+def declared_mib(run: dict) -> float | None:
+    """The peak per worker zarrdask's plan declared, MiB (``None``: not recorded)."""
+    return run["declared_worker_peak"] / 2**20 if run.get("declared_worker_peak") else None
+
+
 def render(results: dict) -> str:
     threads = results["threads"]
     by: dict[tuple, dict[str, dict]] = {}
@@ -391,9 +396,8 @@ def render(results: dict) -> str:
         if z is not None:
             tasks = f"{z['tasks']} ({z['stages']})"
             left = f"{z['temp_bytes_after']:,} B"
-            measured = per_worker_peak(z, threads)
-            if z.get("declared_worker_peak"):
-                d_mib = z["declared_worker_peak"] / 2**20
+            measured, d_mib = per_worker_peak(z, threads), declared_mib(z)
+            if d_mib:
                 declared = f"{d_mib:,.0f} MiB (measured / declared {measured / d_mib:.2f})"
             checks = []
             if ok("dask-p2p") is not None:
@@ -401,8 +405,9 @@ def render(results: dict) -> str:
             if ok("dask") is not None:
                 checks.append(("time <= 1.2x dask tasks", z["time"] <= 1.2 * got["dask"]["time"]))
             checks.append(("peak <= 1.1x", measured <= 1.1 * mib))
-            if z.get("declared_worker_peak"):
+            if d_mib:
                 checks.append(("declared within 10%", abs(measured / d_mib - 1) <= 0.1))
+            checks.append(("tasks >= 2 per worker and stage", z["tasks"] >= 2 * threads * z["stages"]))
             checks.append(("intermediate removed", z["temp_bytes_after"] == 0))
             verdict = "; ".join(("" if good else "MISS: ") + name for name, good in checks)
         lines.append(f"| {scheduler} | {target} | {max_mem // MB} MB | {t('zarrdask')} | "

@@ -471,10 +471,10 @@ def _write(
         # more than one group: stream (a write of one group keeps "encode
         # everything, then store": a chunk that fails to encode stores nothing)
         writes.stream(chunks)
-    elif writes.uploads and len(chunks) > 1 and writes.uploads_in_room() > 1:
+    elif writes.uploads and len(chunks) > 1 and (room := writes.uploads_in_room()) > 1:
         # one chunk at a time within a memory budget (a rechunk task): as many
         # encoded chunks in flight as the budget leaves room for
-        writes.stream(chunks, writes.uploads_in_room())
+        writes.stream(chunks, room)
     else:
         # nothing to read: each pool task encodes and stores its own group, so
         # encoding overlaps writing and encoded chunks never pile up

@@ -45,6 +45,14 @@ def min_tasks() -> int:
     return TASKS_PER_WORKER * max(1, threads or os.cpu_count() or 1)
 
 
+def over_network(*stores: Any) -> bool:
+    """Whether any of ``stores`` (``None`` ignored) waits on a network for its
+    requests (capability ``"streaming"``: object stores, HTTP)."""
+    from ..storage.capabilities import STREAMING
+
+    return any(s is not None and STREAMING in s.capabilities for s in stores)
+
+
 def threads_per_worker() -> int:
     """The threads of one worker process dask would run tasks on now: the
     largest worker of the distributed client; 1 on a local scheduler (each
@@ -94,10 +102,7 @@ def copy_block(source: Any, target: Any, region: tuple[slice, ...], memory: int 
     (:func:`zarrdask._memory.return_freed_memory`)."""
     from .._memory import return_freed_memory
     from ..core.options import EngineOptions
-    from ..storage.capabilities import BACKGROUND_UPLOADS, STREAMING
-
-    network = STREAMING in source.store.capabilities or BACKGROUND_UPLOADS in target.store.capabilities
-    return_freed_memory(network)
+    return_freed_memory(over_network(source.store, target.store))
     options = EngineOptions(threads=1, one_chunk=True, memory_budget=memory)
     target.set_basic_selection(region, source.get_basic_selection(region, options=options), options=options)
 

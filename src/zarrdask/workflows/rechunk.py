@@ -45,11 +45,10 @@ from ..core.group import Group
 from ..core.nodes import node_name
 from ..errors import ResumeRefusedError
 from ..dask.alignment import is_aligned
-from ..storage.capabilities import STREAMING
 from ..storage.keys import join_path, normalize_path
 from ..dask.resume import ResumableWrite, mark_after
 from ..dask.sessions import session_forks
-from ._run import copy_block, copy_into
+from ._run import copy_block, copy_into, over_network
 from .plan import ArrayPlan, RechunkPlanError, parse_max_mem, plan_array, worker_overhead
 from .rechunk_plan import RechunkPlan
 from .rechunk_resume import PlannedFor, open_record, planned_for, rechunk_identity, stage_number
@@ -199,10 +198,9 @@ def rechunk(
     store, temp = target_and_temp(target_store, temp_store, target_path, storage_options, free=not resume)
     record = open_record(store, target_path) if resume else None
     fmt = options.get("zarr_format", source.zarr_format)
-    tasks = planned_for(record)
-    network = any(STREAMING in s.capabilities for s in (source.store, store, temp) if s is not None)
+    cluster = planned_for(record)
     jobs, groups = _jobs_and_groups(source, target_chunks, target_shards, target_path, fmt, options, max_mem, temp,
-                                    tasks, worker_overhead(network))
+                                    cluster, worker_overhead(over_network(source.store, store, temp)))
     if temp is not None and (record is None or record.found is None):
         for job in jobs:
             if job.temp_kwargs is not None:
@@ -210,7 +208,7 @@ def rechunk(
     plan = NodeRechunkPlan(
         jobs, groups, max_mem, store, temp, target_path, fmt if isinstance(source, Group) else None
     )
-    plan.resume, plan.planned_tasks = record, tasks
+    plan.resume, plan.planned_for_cluster = record, cluster
     return plan
 
 
@@ -228,7 +226,7 @@ def _target_options(target_options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _jobs_and_groups(
     source: Array | Group, target_chunks: Any, target_shards: Any, target_path: str, fmt: int,
-    options: dict[str, Any], max_mem: int, temp: Any, tasks: PlannedFor, overhead: int,
+    options: dict[str, Any], max_mem: int, temp: Any, cluster: PlannedFor, overhead: int,
 ) -> tuple[list[ArrayJob], list[tuple[str, dict[str, Any]]]]:
     """The job of every array of ``source`` and the ``(path, attributes)`` of every group of the target."""
     groups: list[tuple[str, dict[str, Any]]] = []
@@ -246,7 +244,7 @@ def _jobs_and_groups(
             groups.append((path, node.attrs.asdict()))
         else:
             chunks, shards = choice[rel]
-            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp, tasks, overhead))
+            jobs.append(_job(node, rel, path, chunks, shards, options, max_mem, temp, cluster, overhead))
     return jobs, groups
 
 
@@ -301,7 +299,7 @@ class NodeRechunkPlan(RechunkPlan):
     def _build_resumable(self, record: ResumableWrite) -> Any:
         """:meth:`to_dask` with ``resume=True``: the metadata made once, the tasks
         of the blocks not recorded as copied, the record removed last."""
-        record.check(rechunk_identity(self._jobs, self._groups), self.planned_tasks.recorded(created=True))
+        record.check(rechunk_identity(self._jobs, self._groups), self.planned_for_cluster.recorded(created=True))
         record.setup(lambda: self._create(again=record.found is not None), [self.target_path], replace=False)
         if self._target is None:  # the record says the metadata is made: open what it made
             self._target = open_node(self.target_store, path=self.target_path, mode="r+")
@@ -401,7 +399,7 @@ def _done(_: Any) -> None:
 # -- arrays ---------------------------------------------------------------------------
 def _job(
     source: Array, rel: str, path: str, chunks: tuple[int, ...], shards: tuple[int, ...] | None,
-    options: dict[str, Any], max_mem: int, temp: Any, tasks: PlannedFor, overhead: int,
+    options: dict[str, Any], max_mem: int, temp: Any, cluster: PlannedFor, overhead: int,
 ) -> ArrayJob:
     fmt = options.get("zarr_format", source.zarr_format)
     kwargs: dict[str, Any] = {
@@ -424,11 +422,11 @@ def _job(
     check_create_array(f"target_options for array {node_name(path)!r}", **kwargs)
     itemsize = max(source.dtype.itemsize, np.dtype(kwargs["dtype"]).itemsize)
     # a source whose requests wait on a network: room for chunks in flight in each task
-    read_ahead = READ_AHEAD if STREAMING in source.store.capabilities else 0
+    read_ahead = READ_AHEAD if over_network(source.store) else 0
     plan = plan_array(
         rel or source.path, source.shape, source.dtype, source.chunks, chunks, shards, max_mem,
-        itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks.min_tasks, read_ahead=read_ahead,
-        threads_per_worker=tasks.threads, worker_overhead=overhead, in_place=_encodes_in_place(kwargs),
+        itemsize=itemsize, intermediate=temp is not None, min_tasks=cluster.min_tasks, read_ahead=read_ahead,
+        threads_per_worker=cluster.threads, worker_overhead=overhead, in_place=_encodes_in_place(kwargs),
     )
     temp_kwargs = None
     if plan.intermediate_chunks is not None:

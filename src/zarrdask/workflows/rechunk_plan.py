@@ -62,7 +62,8 @@ class RechunkPlan:
         #: the record of a resumable copy (``rechunk(..., resume=True)``), and the
         #: number of tasks the plan was made for
         self.resume: Any = None
-        self.planned_tasks: Any = None
+        #: the cluster the plan was made for (:class:`~.rechunk_resume.PlannedFor`)
+        self.planned_for_cluster: Any = None
         #: the forks the tasks write through into an icechunk session target
         #: (:class:`zarrdask.dask.sessions.SessionForks`), once the graph is made
         self._forks: Any = None
@@ -98,9 +99,11 @@ class RechunkPlan:
 
     @property
     def worker_peak_memory(self) -> int:
-        """The most a worker process holds, in bytes (never above ``max_mem``):
-        as many of the largest tasks as it has threads, and what it holds
-        besides its tasks (:func:`zarrdask.workflows.plan.worker_overhead`)."""
+        """The most a worker process holds, in bytes: as many of the largest
+        tasks as it has threads, and what it holds besides its tasks
+        (:func:`zarrdask.workflows.plan.worker_overhead`). Within ``max_mem``
+        unless the budget is too small to set that overhead aside
+        (:func:`zarrdask.workflows.plan.plan_array`)."""
         return max((p.worker_peak_memory for p in self.arrays), default=0)
 
     def tasks(self) -> Iterator[PlannedTask]:

@@ -37,7 +37,7 @@ from ..errors import GroupNotFoundError
 from ..storage.icechunk import PendingMerge
 from ..storage.keys import join_path, normalize_path
 from ..xarray import to_zarr
-from ..storage.capabilities import STREAMING
+from ._run import over_network
 from .plan import ArrayPlan, plan_array, worker_overhead
 from .rechunk_plan import RechunkPlan
 from .rechunk_resume import open_record, planned_for
@@ -78,8 +78,8 @@ def plan_dataset(
     chunks_by_dim = _dims_dict(target_chunks, ds, "target_chunks")
     shards_by_dim = None if target_shards is None else _dims_dict(target_shards, ds, "target_shards")
     encodings, jobs, plans = {}, [], {}
-    tasks = planned_for(record)
-    overhead = worker_overhead(any(STREAMING in s.capabilities for s in (store, temp) if s is not None))
+    cluster = planned_for(record)
+    overhead = worker_overhead(over_network(store, temp))
     for name, v in ds.variables.items():
         read = _read_chunks(v)
         kept = _kept_chunks(v, read)
@@ -94,8 +94,8 @@ def plan_dataset(
         itemsize = max(v.dtype.itemsize, np.dtype(encodings[name].get("dtype", v.dtype)).itemsize)
         plan = plan_array(
             str(name), v.shape, v.dtype, read, chunks, shards, max_mem,
-            itemsize=itemsize, intermediate=temp is not None, min_tasks=tasks.min_tasks,
-            threads_per_worker=tasks.threads, worker_overhead=overhead,
+            itemsize=itemsize, intermediate=temp is not None, min_tasks=cluster.min_tasks,
+            threads_per_worker=cluster.threads, worker_overhead=overhead,
         )
         plans[name] = plan
         jobs.append(_VarJob(plan, join_path(target_path, str(name)) if target_path else str(name)))
@@ -103,7 +103,7 @@ def plan_dataset(
             (record is None or record.found is None):
         check_free(temp, target_path, "temp_store")
     plan = DatasetRechunkPlan(ds, jobs, plans, encodings, fmt, max_mem, store, temp, target_path)
-    plan.resume, plan.planned_tasks = record, tasks
+    plan.resume, plan.planned_for_cluster = record, cluster
     return plan
 
 
@@ -135,7 +135,7 @@ class DatasetRechunkPlan(RechunkPlan):
             identity = {"source": tokenize(ds), "target": tokenize(self._encodings, self._fmt, self.target_path),
                         "stages": {str(n): [[s.reads, s.writes, list(s.block)] for s in p.stages]
                                    for n, p in self._plans.items()}}
-            record.check(identity, self.planned_tasks.recorded())
+            record.check(identity, self.planned_for_cluster.recorded())
             record.setup(lambda: None, [], replace=False)
             if not record.unfinished(0, [()]):  # the target is written: the intermediate may be left to remove
                 self._target = open_group(self.target_store, path=self.target_path, mode="r+")
