@@ -17,6 +17,7 @@ running pool work", which the pool sets and clears around the work it runs.
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -166,79 +167,85 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     was consumed, so results never pile up faster than the caller takes them.
     An exception propagates when its result would be yielded.
 
-    Called from an I/O thread (a nested batch), calls no thread has taken yet
-    run in the calling thread instead of being waited for."""
+    Called from an I/O thread (a nested batch), the calling thread makes
+    calls too, and never waits on one no thread has started (:func:`_sharing`)."""
     if len(items) <= 1:
         for i, x in enumerate(items):
             yield i, fn(x)
         return
-    pool = io_executor()
     if not _on_io_thread():
-        for i, future in futures_unordered(lambda i: pool.submit(_busy_io_call, fn, items[i]), len(items), limit):
+        pool = io_executor()
+        for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
             result = future.result()
             del future  # a result handed over is referenced by the caller only
             yield i, result
             del result
         return
-    yield from _helping(pool, fn, items, io_limit(limit))
+    yield from _sharing(fn, items, io_limit(limit))
 
 
-_io_busy = 0  # I/O threads running work of io_unordered / io_map
+def _sharing(fn: Callable[[T], R], items: Sequence[T], limit: int) -> Iterator[tuple[int, R]]:
+    """:func:`io_unordered` for a caller that is an I/O thread (a nested
+    batch). The calls are shared out: ``limit - 1`` helpers on the I/O threads
+    and the caller itself each take the next call no one has taken, so the
+    caller never waits on a call no thread has started (a full pool's queued
+    helpers find nothing left when they start) and never polls: it waits only
+    for a call a helper is running. A call holds one of ``limit`` slots from
+    when it is taken until its result is consumed."""
+    n = len(items)
+    lock = threading.Lock()
+    taken, stop = [0], [False]
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    slots = threading.Semaphore(limit)
 
+    def take() -> int | None:
+        with lock:
+            if stop[0] or taken[0] >= n:
+                return None
+            taken[0] += 1
+            return taken[0] - 1
 
-def _busy_io_call(fn: Callable[[T], R], x: T) -> R:
-    global _io_busy
-    with _pool_lock:
-        _io_busy += 1
+    def call(i: int) -> tuple[int, Any, BaseException | None]:
+        try:
+            return i, fn(items[i]), None
+        except BaseException as e:  # raised in the caller when it comes to it
+            return i, None, e
+
+    def helper() -> None:
+        while slots.acquire() and (i := take()) is not None:
+            done.put(call(i))
+        slots.release()
+
+    pool = io_executor()
+    helpers = min(limit, n) - 1
+    for _ in range(helpers):
+        pool.submit(helper)
+    handed = 0
     try:
-        return fn(x)
+        while handed < n:
+            try:
+                i, result, error = done.get_nowait()
+            except queue.Empty:
+                mine = None
+                if slots.acquire(blocking=False):
+                    mine = take()
+                    if mine is None:
+                        slots.release()
+                if mine is not None:
+                    i, result, error = call(mine)
+                else:
+                    i, result, error = done.get()  # a call a helper is running (or its result)
+            handed += 1
+            slots.release()
+            if error is not None:
+                raise error
+            yield i, result
+            del result
     finally:
-        with _pool_lock:
-            _io_busy -= 1
-
-
-def _helping(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Sequence[T], limit: int
-             ) -> Iterator[tuple[int, R]]:
-    """:func:`io_unordered` for a caller that is an I/O thread. While some I/O
-    thread is free, the calls wait for one as usual; once every thread is
-    busy, work still queued is taken back and run here, so the wait is only
-    ever on calls that other threads are running."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    todo = iter(range(len(items)))
-    running: dict = {}
-
-    def start() -> None:
-        i = next(todo, None)
-        if i is not None:
-            running[pool.submit(_busy_io_call, fn, items[i])] = i
-
-    for _ in range(limit):
-        start()
-    try:
-        while running:
-            done = [f for f in running if f.done()]
-            if not done:
-                queued = next((f for f in running if f.cancel()), None) if _io_busy >= pool._max_workers else None
-                if queued is not None:
-                    i = running.pop(queued)
-                    result = fn(items[i])
-                    yield i, result
-                    del result
-                    start()
-                    continue
-                # a free thread takes the queued calls; look again soon in case none is left
-                done = list(wait(running, timeout=0.005, return_when=FIRST_COMPLETED)[0])
-            for future in done:
-                i = running.pop(future)
-                result = future.result()
-                del future
-                yield i, result
-                del result
-                start()
-    finally:
-        for future in running:
-            future.cancel()
+        with lock:
+            stop[0] = True
+        for _ in range(helpers):  # helpers waiting for a slot find nothing left and return
+            slots.release()
 
 
 def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:
@@ -331,3 +338,68 @@ class Pipeline:
                     error = e
         if error is not None:
             raise error
+
+
+def run_steps(
+    first: dict[int, Any],
+    read: Callable[[int, Any], Any],
+    advance: Callable[[int, Any], Any],
+    threads: int | None = None,
+    limit: int | None = None,
+) -> None:
+    """Drive many reads that each take steps, each at its own pace: the read
+    ``i`` starts with the requests ``first[i]``; ``read(i, requests)`` runs on
+    the I/O threads (at most ``limit``, default ``io_concurrency``, at once)
+    and, as soon as it returns, ``advance(i, answer)`` runs on the engine's
+    pool (``threads`` as for :func:`thread_map`; in this thread where that
+    would run serially) and returns the read's next requests, or ``None`` when
+    it is finished. So a shard whose index has arrived asks for its inner
+    chunks while other shards' indexes are still on their way, and its inner
+    chunks are decoded while other shards' bytes are. The first exception is
+    raised once the calls already running have returned."""
+    events: queue.SimpleQueue = queue.SimpleQueue()
+    io = io_executor()
+    limit = io_limit(limit)
+    n = pool_threads(threads)
+    cpu = None if n <= 1 or _in_pool() or (threads is not None and threads <= 1) else _executor(n)
+    waiting = list(reversed(first.items()))
+    running = 0  # calls started whose event is not yet taken
+    error: BaseException | None = None
+
+    def started(kind: str, i: int, future: Any) -> None:
+        nonlocal running
+        running += 1
+        future.add_done_callback(lambda f: events.put((kind, i, f)))
+
+    def next_requests(i: int, requests: Any) -> None:
+        if requests is not None:
+            waiting.append((i, requests))
+
+    in_flight = 0
+    while True:
+        while error is None and waiting and in_flight < limit:
+            i, requests = waiting.pop()
+            started("read", i, io.submit(read, i, requests))
+            in_flight += 1
+        if not running:
+            break
+        kind, i, future = events.get()
+        running -= 1
+        try:
+            value = future.result()
+        except BaseException as e:
+            error = error or e
+            in_flight -= kind == "read"
+            continue
+        if kind == "read":
+            in_flight -= 1
+            if error is not None:
+                continue
+            if cpu is None:
+                next_requests(i, _serially(lambda answer: advance(i, answer), [value])[0])
+            else:
+                started("step", i, cpu.submit(_pool_work, lambda pair: advance(*pair), (i, value)))
+        else:
+            next_requests(i, value)
+    if error is not None:
+        raise error

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Generator, Sequence, TypeVar
 
-from .._pool import io_map, thread_map
+from .._pool import io_map, run_steps, thread_map
 from ..errors import CorruptChunkError, ValueChangedError
 from ..storage.abc import Store
 from ..storage.byte_range import ByteRequest
@@ -168,41 +168,47 @@ class _Attempt:
         self.again: list[int] = []
 
     def run(self, steps_of: Callable[[int], Steps], results: dict[int, T]) -> None:
-        """Every key's steps in lockstep, results (or the keys to read again) noted."""
+        """Every key's steps, results (or the keys to read again) noted: where
+        requests wait on a network, each key at its own pace (its next
+        requests go out, or its bytes are decoded, as soon as its answer is
+        in: :func:`~zarrdask._pool.run_steps`); otherwise in lockstep, one
+        pool task per key and step reading and decoding."""
         gens = {i: steps_of(i) for i in self.readers}
         pending = {i: next(gens[i]) for i in self.readers}
+        if self.streaming:
+            def advance(i: int, answer: Any) -> Any:
+                self.steps[i] += 1
+                return self._note(i, *_advance((gens[i], answer)), results)
+
+            run_steps(pending, lambda i, ranges: _read((self.readers[i], ranges)), advance,
+                      self.options.threads, self.options.io_concurrency)
+            return
         while pending:
             order = list(pending)
             advanced = self._step([(self.readers[i], pending[i], gens[i]) for i in order])
             pending = {}
             for i, (what, value) in zip(order, advanced):
                 self.steps[i] += 1
-                if what == "next":
-                    pending[i] = value
-                elif what == "done":
-                    results[i] = value
-                elif what == "corrupt":
-                    self.suspect[i] = value
-                else:
-                    self.again.append(i)
+                requests = self._note(i, what, value, results)
+                if requests is not None:
+                    pending[i] = requests
+
+    def _note(self, i: int, what: str, value: Any, results: dict[int, T]) -> Any:
+        """Note what a step of key ``i`` gave (:func:`_advance`); its next requests, or ``None``."""
+        if what == "next":
+            return value
+        if what == "done":
+            results[i] = value
+        elif what == "corrupt":
+            self.suspect[i] = value
+        else:
+            self.again.append(i)
+        return None
 
     def _step(self, items: list[tuple[ValueReader, Sequence[ByteRequest], Steps]]) -> list[tuple[str, Any]]:
-        """One step of every read: its requests read, then its steps sent the
-        answer (the last step decodes). Where requests wait on a network, every
-        read's requests go out as one batch on the I/O threads, then the
-        answers are sent on the pool; otherwise one pool task per read does both."""
-        threads = self.options.threads
-        if self.streaming:
-            answers = self._batch([(reader, ranges) for reader, ranges, _ in items])
-            return thread_map(_advance, [(gen, a) for (_, _, gen), a in zip(items, answers)], threads)
-        return thread_map(_read_and_advance, items, threads)
-
-    def _batch(self, reads: list[tuple[ValueReader, Sequence[ByteRequest]]]) -> list[Any]:
-        """``reader.read(ranges)`` for every pair, as one batch on the I/O
-        threads; a reader whose value changed gives its
-        :class:`~zarrdask.errors.ValueChangedError` in its place (so only that
-        value is read again)."""
-        return io_map(_read, reads, self.options.io_concurrency)
+        """One step of every read, one pool task per read: its requests read,
+        then its steps sent the answer (the last step decodes)."""
+        return thread_map(_read_and_advance, items, self.options.threads)
 
     def check(self, results: dict[int, T]) -> list[int]:
         """The keys to read again: replaced while they were read (verifying

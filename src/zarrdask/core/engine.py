@@ -197,9 +197,9 @@ class _Reads:
         """The codec's steps reading ``chunk``'s part (``None``: read it whole)."""
         if self.partial is None:
             return None
-        # with a budget, the part is decoded straight into its place where it can be
-        into = None if self.room is None else _part_view(self.out, chunk.proj, chunk.spec)
-        return self.partial.partial_steps(chunk.spec, chunk.proj, chunk.key, max_bytes, into)
+        # the part is decoded straight into its place where it can be
+        return self.partial.partial_steps(chunk.spec, chunk.proj, chunk.key, max_bytes,
+                                          _part_view(self.out, chunk.proj, chunk.spec))
 
     # -- whole chunks ----------------------------------------------------------
     def whole_chunks(self, chunks: list[_Chunk]) -> None:
