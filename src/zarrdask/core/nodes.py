@@ -12,6 +12,7 @@ Lookups are batched: the documents of many nodes are read with one store call
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 from collections.abc import MutableMapping
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Iterator
 
-from .. import _json
+from .. import _json, config
 from .._memory import paused_gc
 from ..errors import (
     ContainsArrayError,
@@ -149,14 +150,50 @@ def _object(found: dict[str, Any], key: str) -> dict[str, Any] | None:
     return doc
 
 
+#: v3 array documents already parsed, by their bytes and the settings their
+#: checks depend on: a notebook's repeated ``open_array(...)`` of an unchanged
+#: array parses its ``zarr.json`` once (the metadata objects are immutable)
+_PARSED: dict[tuple[bytes, Any, Any], ArrayMetadataV3] = {}
+_PARSED_MAX = 256
+_PARSED_MAX_BYTES = 1 << 16
+
+
+def _parsed_array(path: str, raw: Any) -> NodeDocs | None:
+    """The v3 array node whose ``zarr.json`` bytes ``raw`` were parsed before, else ``None``."""
+    if not isinstance(raw, bytes) or len(raw) > _PARSED_MAX_BYTES:
+        return None
+    meta = _PARSED.get((raw, config.get("max_chunk_bytes"), config.get("max_json_depth")))
+    return None if meta is None else NodeDocs(path, 3, "array", meta, _own_attributes(meta.attributes))
+
+
+def _remember_array(raw: Any, meta: ArrayMetadataV3) -> None:
+    if isinstance(raw, bytes) and len(raw) <= _PARSED_MAX_BYTES:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[(raw, config.get("max_chunk_bytes"), config.get("max_json_depth"))] = meta
+
+
+def _own_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``attributes`` nothing else holds a part of (they are edited in place)."""
+    if all(v is None or isinstance(v, (str, int, float)) for v in attributes.values()):
+        return dict(attributes)
+    return copy.deepcopy(attributes)
+
+
 def _parse(path: str, found: dict[str, Any], consolidated: bool = False) -> NodeDocs | None:
     key = key_of(path, ZARR_JSON)
+    raw = found.get(key)
+    known = _parsed_array(path, raw)
+    if known is not None:
+        return known
     doc = _object(found, key)
     if doc is not None:
         node_type = doc.get("node_type")
         if node_type == "array":
             meta = ArrayMetadataV3.from_json(doc, key=key, owned=True)
-        elif node_type == "group":
+            _remember_array(raw, meta)
+            return NodeDocs(path, 3, node_type, meta, _own_attributes(meta.attributes))
+        if node_type == "group":
             meta = GroupMetadataV3.from_json(doc, key=key, owned=True)
         else:
             raise MetadataError(
@@ -250,8 +287,11 @@ def read_nodes(
     documents of both formats in one call (one round trip whatever the format,
     four requests per path); the default (``None``) does so on stores whose
     requests cost nothing but a function call (no capability ``streaming``:
-    memory, local files, zip), and asks for v3 first on remote ones, where
-    every request is a billed round trip (docs/performance.md, "Remote stores").
+    memory, local files, zip) when there are several paths or consolidated
+    metadata to read, and asks for v3 first on remote ones, where every
+    request is a billed round trip (docs/performance.md, "Remote stores"),
+    and for one path (opening an array: one file read instead of four for a
+    v3 node).
 
     With ``consolidated=True`` a group's consolidated metadata (v2 ``.zmetadata``,
     v3 inline ``consolidated_metadata``) is read in the same call and parsed
@@ -260,7 +300,7 @@ def read_nodes(
     if zarr_format is not None or not paths:
         at_once = True
     elif at_once is None:
-        at_once = STREAMING not in store.capabilities
+        at_once = (len(paths) > 1 or consolidated) and STREAMING not in store.capabilities
     if at_once:
         keys = [k for p in paths for k in _candidate_keys(p, zarr_format, consolidated)]
         found = dict(zip(keys, store.get_many(keys)))
