@@ -9,9 +9,10 @@ reader the store guarantees one version; with a verifying one the first bytes
 read (the index) are read again afterwards, and the read is started again
 when they changed (:class:`RereadPolicy`).
 
-:func:`read_consistently_many` reads many values at once, in lockstep: every
-value's first step goes to the store as one batch, then every second step,
-so a partial read of many shards costs two round trips, not two per shard.
+:func:`read_consistently_many` reads many values at once: every value's
+first step goes out at once, and each value's next step as soon as its last
+one is in (where requests wait on a network; in lockstep otherwise), so a
+partial read of many shards costs two round trips, not two per shard.
 """
 
 from __future__ import annotations
@@ -107,10 +108,13 @@ def read_consistently_many(
     needs next and returning its result; a codec's ``partial_steps``, called
     again for every attempt).
 
-    Every key's first step goes to the store as one batch, then every key's
-    second step, and so on: concurrently on the I/O threads where the store's
-    requests wait on a network (capability ``streaming``), on the engine's
-    pool otherwise (one task per key reads and decodes). Each key is read through its own reader, so its steps
+    Where the store's requests wait on a network (capability ``streaming``),
+    every key's first step goes out at once on the I/O threads and each key
+    goes on at its own pace: its answer is sent to its steps on the engine's
+    pool (the last step decodes) and its next requests go out at once
+    (:func:`~zarrdask._pool.run_steps`). Otherwise the keys' steps run in
+    lockstep, one pool task per key and step reading and decoding. Each key
+    is read through its own reader, so its steps
     come from one version of its value, checked as :func:`read_consistently`
     does; only the keys whose value changed are read again."""
     if len(keys) == 1:  # the common small read: one chunk, its steps one after another
