@@ -310,7 +310,7 @@ class V2Compressor(PartialBytesDecode, NumcodecsBytesBytesCodec):
         return filtered_dtype(self.filters, spec, self._filtered)
 
     def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> Any:
-        """As the matching v3 codec's ``decode_range`` (``blosc``), else ``None``."""
+        """As the matching v3 codec's ``decode_range`` (``blosc``, ``zstd``), else ``None``."""
         if not isinstance(self._decoder, PartialBytesDecode):
             return None
         return self._decoder.decode_range(data, start, length, size, key)

@@ -20,6 +20,15 @@ the chunk's expected size before anything is decompressed, and the data goes
 straight into the caller's buffer. Data of several frames (RFC 8878: "a
 sequence of frames") is decoded frame by frame into its place (:func:`frames`),
 which also serves numcodecs < 0.16, which decodes only the first frame.
+
+A small selection of a chunk decodes only what it needs where it can
+(:class:`~zarrdask.codecs.abc.PartialBytesDecode`): a zstd frame is decoded
+from its start (each block may refer back to the bytes before it, RFC 8878
+section 3.1.1.2), so a range of the output needs the blocks up to its last
+byte and none after. :meth:`ZstdCodec.decode_range` stops there, with the
+streaming decoder of ``compression.zstd`` (Python 3.14; the ``backports.zstd``
+package before), when that leaves at least one block undecoded; frames
+with a content checksum are decoded whole, so that the checksum is verified.
 """
 
 from __future__ import annotations
@@ -30,10 +39,10 @@ from numcodecs.zstd import Zstd
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
 from .buffers import byte_view
-from .abc import ChunkSpec
+from .abc import ChunkSpec, PartialBytesDecode
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["ZstdCodec", "decode_zstd", "frame_content_size", "frames", "split_frames"]
+__all__ = ["ZstdCodec", "decode_zstd", "decode_zstd_prefix", "frame_content_size", "frames", "split_frames"]
 
 _MAGIC = 0xFD2FB528
 #: Block_Maximum_Size (RFC 8878 section 3.1.1.2.4): the most a compressed block decodes to
@@ -166,7 +175,38 @@ def decode_zstd(zstd: Zstd, data: Any, bound: DecodeBound) -> memoryview | bytes
         raise _zstd_error(bound, e) from None
 
 
-class ZstdCodec(BoundedBytesBytesCodec):
+def _streaming_decoder() -> Any:
+    """The ``ZstdDecompressor`` class of ``compression.zstd`` (or its backport), or ``None``."""
+    try:
+        from compression.zstd import ZstdDecompressor  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from backports.zstd import ZstdDecompressor  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+    return ZstdDecompressor
+
+
+def decode_zstd_prefix(data: Any, stop: int, size: int) -> bytes | None:
+    """The first ``stop`` of the ``size`` bytes the one zstd frame ``data``
+    decodes to, decoding no block past them; ``None`` where that is not done
+    (not one frame declaring ``size``, a frame with a content checksum, less
+    than a block left undecoded, no streaming decoder, or data that does not
+    decode to that many bytes: then the whole decode reports what is wrong)."""
+    mv = byte_view(data)
+    if size - stop < _BLOCK_MAX or frame_content_size(mv) != size or mv[4] & 0x4:
+        return None
+    decoder = _streaming_decoder()
+    if decoder is None:
+        return None
+    try:
+        raw = decoder().decompress(mv, max_length=stop)
+    except Exception:  # corrupt: the whole decode raises the typed error
+        return None
+    return raw if len(raw) == stop else None
+
+
+class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
     """Zstandard compression.
 
     Parameters
@@ -216,3 +256,10 @@ class ZstdCodec(BoundedBytesBytesCodec):
 
     def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         return decode_zstd(self._zstd, data, bound)
+
+    def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> memoryview | None:
+        """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
+        decodes to, from the blocks up to the last of them
+        (:func:`decode_zstd_prefix`), or ``None`` (then decode it whole)."""
+        raw = decode_zstd_prefix(data, start + length, size)
+        return None if raw is None else memoryview(raw)[start:]
