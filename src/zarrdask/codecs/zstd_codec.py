@@ -33,6 +33,7 @@ with a content checksum are decoded whole, so that the checksum is verified.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from numcodecs.zstd import Zstd
@@ -175,8 +176,10 @@ def decode_zstd(zstd: Zstd, data: Any, bound: DecodeBound) -> memoryview | bytes
         raise _zstd_error(bound, e) from None
 
 
+@functools.cache
 def _streaming_decoder() -> Any:
-    """The ``ZstdDecompressor`` class of ``compression.zstd`` (or its backport), or ``None``."""
+    """The ``ZstdDecompressor`` class of ``compression.zstd`` (or its backport), or
+    ``None`` (looked for once: a failed import searches every path again)."""
     try:
         from compression.zstd import ZstdDecompressor  # type: ignore[import-not-found]
     except ImportError:
