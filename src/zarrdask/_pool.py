@@ -348,58 +348,22 @@ def run_steps(
     limit: int | None = None,
 ) -> None:
     """Drive many reads that each take steps, each at its own pace: the read
-    ``i`` starts with the requests ``first[i]``; ``read(i, requests)`` runs on
-    the I/O threads (at most ``limit``, default ``io_concurrency``, at once)
-    and, as soon as it returns, ``advance(i, answer)`` runs on the engine's
-    pool (``threads`` as for :func:`thread_map`; in this thread where that
-    would run serially) and returns the read's next requests, or ``None`` when
-    it is finished. So a shard whose index has arrived asks for its inner
-    chunks while other shards' indexes are still on their way, and its inner
-    chunks are decoded while other shards' bytes are. The first exception is
-    raised once the calls already running have returned."""
-    events: queue.SimpleQueue = queue.SimpleQueue()
-    io = io_executor()
-    limit = io_limit(limit)
-    n = pool_threads(threads)
-    cpu = None if n <= 1 or _in_pool() or (threads is not None and threads <= 1) else _executor(n)
-    waiting = list(reversed(first.items()))
-    running = 0  # calls started whose event is not yet taken
-    error: BaseException | None = None
+    ``i`` starts with the requests ``first[i]``; ``read(i, requests)`` and then
+    ``advance(i, answer)``, which returns the read's next requests (``None``
+    when it is finished), run one after the other on one I/O thread (at most
+    ``limit``, default ``io_concurrency``, reads at once), with no hand-off
+    between them. So a shard whose index has arrived asks for its inner chunks
+    while other shards' indexes are still on their way, and its inner chunks
+    are decoded while other shards' bytes are. ``advance`` is CPU work: at
+    most ``threads`` (as for :func:`thread_map`; one inside pool work) run at
+    once, each as pool work (what it hands the pool runs in its thread)."""
+    slots = threading.Semaphore(1 if _in_pool() else max(1, pool_threads(threads)))
 
-    def started(kind: str, i: int, future: Any) -> None:
-        nonlocal running
-        running += 1
-        future.add_done_callback(lambda f: events.put((kind, i, f)))
+    def steps(item: tuple[int, Any]) -> None:
+        i, requests = item
+        while requests is not None:
+            answer = read(i, requests)
+            with slots:
+                requests = _pool_work(partial(advance, i), answer)
 
-    def next_requests(i: int, requests: Any) -> None:
-        if requests is not None:
-            waiting.append((i, requests))
-
-    in_flight = 0
-    while True:
-        while error is None and waiting and in_flight < limit:
-            i, requests = waiting.pop()
-            started("read", i, io.submit(read, i, requests))
-            in_flight += 1
-        if not running:
-            break
-        kind, i, future = events.get()
-        running -= 1
-        try:
-            value = future.result()
-        except BaseException as e:
-            error = error or e
-            in_flight -= kind == "read"
-            continue
-        if kind == "read":
-            in_flight -= 1
-            if error is not None:
-                continue
-            if cpu is None:
-                next_requests(i, _serially(lambda answer: advance(i, answer), [value])[0])
-            else:
-                started("step", i, cpu.submit(_pool_work, lambda pair: advance(*pair), (i, value)))
-        else:
-            next_requests(i, value)
-    if error is not None:
-        raise error
+    io_map(steps, list(first.items()), limit)

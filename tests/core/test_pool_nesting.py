@@ -94,3 +94,44 @@ def test_a_failure_in_nested_work_propagates(small_pools):
 
     with pytest.raises(ValueError, match="item 7"):
         _pool.thread_map(outer, [10, 3])
+
+
+def test_run_steps_goes_at_each_reads_pace_with_at_most_threads_advancing(small_pools):
+    # read 0's first answer is slow; read 1 takes three steps meanwhile
+    lock = threading.Lock()
+    events: list = []
+    advancing = [0, 0]  # now, most
+
+    def read(i, requests):
+        if (i, requests) == (0, "first"):
+            time.sleep(0.3)
+        with lock:
+            events.append(("read", i, requests))
+        return requests
+
+    def advance(i, answer):
+        with lock:
+            advancing[0] += 1
+            advancing[1] = max(advancing)
+        time.sleep(0.01)
+        with lock:
+            advancing[0] -= 1
+        steps = {"first": "second", "second": "third"}
+        return steps.get(answer)
+
+    reads = {i: "first" for i in range(6)}
+    _within(60, lambda: _pool.run_steps(reads, read, advance, threads=2))
+    assert sorted(e for e in events) == sorted(("read", i, s) for i in range(6) for s in ("first", "second", "third"))
+    # read 1 finished all its steps before read 0's first answer came
+    assert events.index(("read", 1, "third")) < events.index(("read", 0, "first"))
+    assert advancing[1] <= 2
+
+
+def test_run_steps_raises_the_first_failure(small_pools):
+    def read(i, requests):
+        if i == 3:
+            raise OSError("read 3 failed")
+        return requests
+
+    with pytest.raises(OSError, match="read 3"):
+        _within(60, lambda: _pool.run_steps({i: "r" for i in range(5)}, read, lambda i, a: None, threads=2))

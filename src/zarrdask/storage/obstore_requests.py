@@ -267,7 +267,10 @@ class ObstoreBackend:
         etag, version = meta.get("e_tag"), meta.get("version")
         if etag is not None and version is not None:
             self._versions.setdefault(etag, version)
-        return Reply(bytes(data), etag, int(meta["size"]), header is None)
+        # a range: a view of obstore's buffer (no copy; it goes to a decoder);
+        # a whole value: bytes, what Store.get returns
+        body = bytes(data) if header is None else memoryview(data)
+        return Reply(body, etag, int(meta["size"]), header is None)
 
     def head(self, if_match: str | None) -> Any:
         import obstore
