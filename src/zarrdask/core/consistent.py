@@ -110,9 +110,9 @@ def read_consistently_many(
 
     Where the store's requests wait on a network (capability ``streaming``),
     every key's first step goes out at once on the I/O threads and each key
-    goes on at its own pace: its answer is sent to its steps on the engine's
-    pool (the last step decodes) and its next requests go out at once
-    (:func:`~zarrdask._pool.run_steps`). Otherwise the keys' steps run in
+    goes on at its own pace, on its I/O thread: its answer is sent to its
+    steps (the last step decodes; at most ``threads`` at once) and its next
+    requests go out at once (:func:`~zarrdask._pool.run_steps`). Otherwise the keys' steps run in
     lockstep, one pool task per key and step reading and decoding. Each key
     is read through its own reader, so its steps
     come from one version of its value, checked as :func:`read_consistently`
