@@ -169,7 +169,7 @@ def _parsed_array(path: str, raw: Any) -> NodeDocs | None:
 def _remember_array(raw: Any, meta: ArrayMetadataV3) -> None:
     if isinstance(raw, bytes) and len(raw) <= _PARSED_MAX_BYTES:
         if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.pop(next(iter(_PARSED)))
+            _PARSED.clear()  # (as the codec chains: no eviction order to keep between threads)
         _PARSED[(raw, config.get("max_chunk_bytes"), config.get("max_json_depth"))] = meta
 
 
