@@ -56,12 +56,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generator
 import numpy as np
 
 from ..errors import CorruptChunkError
+from ..indexing.span import ElementSpan
 from ..storage.byte_range import OffsetRequest
 from ..storage.readers import RangeReader
 
 if TYPE_CHECKING:
     from ..indexing import ChunkProjection
-    from ..indexing.span import ElementSpan
     from ..storage.byte_range import ByteRequest
 
 #: a partial read of one stored chunk, in steps: the generator yields the byte
@@ -443,6 +443,17 @@ class PartialDecode:
         ``data``, decoding only what they need, as the data type they are
         stored in; ``None`` when the codec cannot (decode the whole chunk)."""
         return None
+
+    def decode_selection(
+        self, data: Any, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""
+    ) -> np.ndarray | None:
+        """What ``proj`` selects of the whole stored chunk ``data`` (as
+        ``proj.select`` gives it), decoding only the span of elements it needs
+        (:meth:`decode_span`); ``None`` for a selection without such a span
+        (index arrays, more than half the chunk) or a codec that cannot."""
+        span = ElementSpan.of(proj, spec.shape)
+        elements = None if span is None else self.decode_span(data, spec, span, key)
+        return None if elements is None else span.select(elements)  # type: ignore[union-attr]
 
     def decode_partial(
         self, reader: RangeReader, spec: ChunkSpec, proj: "ChunkProjection", key: str = ""

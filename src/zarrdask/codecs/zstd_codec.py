@@ -46,6 +46,8 @@ from .bounded import BoundedBytesBytesCodec, DecodeBound
 __all__ = ["ZstdCodec", "decode_zstd", "decode_zstd_prefix", "frame_content_size", "frames", "split_frames"]
 
 _MAGIC = 0xFD2FB528
+#: Content_Checksum_flag of a frame header descriptor (RFC 8878 section 3.1.1.1.1)
+_CHECKSUM_FLAG = 0x4
 #: Block_Maximum_Size (RFC 8878 section 3.1.1.2.4): the most a compressed block decodes to
 _BLOCK_MAX = 128 << 10
 
@@ -102,7 +104,7 @@ def frames(data: memoryview) -> list[tuple[memoryview, int | None, int]] | None:
                 return None
             bound += _BLOCK_MAX if block_type == 2 else size
             pos += 3 + (1 if block_type == 1 else size)  # an RLE block holds one byte
-        pos += 4 if descriptor & 0x4 else 0  # content checksum
+        pos += 4 if descriptor & _CHECKSUM_FLAG else 0  # content checksum
         if pos > n:
             return None
         frame = data[start:pos]
@@ -197,7 +199,7 @@ def decode_zstd_prefix(data: Any, stop: int, size: int) -> bytes | None:
     than a block left undecoded, no streaming decoder, or data that does not
     decode to that many bytes: then the whole decode reports what is wrong)."""
     mv = byte_view(data)
-    if size - stop < _BLOCK_MAX or frame_content_size(mv) != size or mv[4] & 0x4:
+    if size - stop < _BLOCK_MAX or frame_content_size(mv) != size or mv[4] & _CHECKSUM_FLAG:
         return None
     decoder = _streaming_decoder()
     if decoder is None:

@@ -63,7 +63,6 @@ from ..codecs.buffers import scratch_array
 from ..codecs.vlen import coerce_vlen
 from ..errors import ChunkNotFoundError, SelectionError, ValueChangedError
 from ..indexing import ChunkIndexer, ChunkProjection
-from ..indexing.span import ElementSpan
 from ..storage.abc import Store
 from ..storage.cache import invalidate
 from ..storage.capabilities import BACKGROUND_UPLOADS, CONDITIONAL_WRITES, IN_PLACE_READS, STREAMING
@@ -329,11 +328,10 @@ class _Reads:
         if self.partial is None:
             return False
         proj, key, spec = chunk
-        span = ElementSpan.of(proj, spec.shape)
-        elements = None if span is None else self.partial.decode_span(data, spec, span, key)
-        if elements is None:
+        values = self.partial.decode_selection(data, spec, proj, key)
+        if values is None:
             return False
-        self.out[proj.out_selection] = span.select(elements)  # type: ignore[union-attr]
+        self.out[proj.out_selection] = values
         return True
 
     # -- partial reads ---------------------------------------------------------

@@ -42,7 +42,6 @@ from ... import config
 from ..._pool import thread_map
 from ...errors import ChunkNotFoundError, CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
-from ...indexing.span import ElementSpan
 from ...metadata.limits import check_chunk_bytes
 from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
 from ...storage.readers import RangeReader
@@ -422,10 +421,9 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
                 if target.shape == inner.shape:
                     chain.decode_into(pieces[m], inner, target, key)
                     return
-            span = None if ip.is_complete else ElementSpan.of(ip, inner.shape)
-            elements = None if span is None else chain.decode_span(pieces[m], inner, span, key)
-            if elements is not None:  # a small selection: only the span it needs decoded
-                out[ip.out_selection] = span.select(elements)  # type: ignore[union-attr]
+            values = None if ip.is_complete else chain.decode_selection(pieces[m], inner, ip, key)
+            if values is not None:  # a small selection: only the span it needs decoded
+                out[ip.out_selection] = values
                 return
             out[ip.out_selection] = ip.select(chain.decode(pieces[m], inner, key))
 
