@@ -121,7 +121,7 @@ def test_run_steps_goes_at_each_reads_pace_with_at_most_threads_advancing(small_
 
     reads = {i: "first" for i in range(6)}
     _within(60, lambda: _pool.run_steps(reads, read, advance, threads=2))
-    assert sorted(e for e in events) == sorted(("read", i, s) for i in range(6) for s in ("first", "second", "third"))
+    assert sorted(events) == sorted(("read", i, s) for i in range(6) for s in ("first", "second", "third"))
     # read 1 finished all its steps before read 0's first answer came
     assert events.index(("read", 1, "third")) < events.index(("read", 0, "first"))
     assert advancing[1] <= 2

@@ -13,8 +13,6 @@ from zarrdask.codecs import zstd_codec
 from zarrdask.errors import ChecksumError, CorruptChunkError
 
 
-
-
 @pytest.fixture
 def prefixes(monkeypatch):
     """(stop, size, done) of every prefix decode asked for."""
