@@ -5,6 +5,9 @@ checksum, or a corrupt one, is decoded whole, which verifies and reports it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,7 +18,10 @@ from zarrdask.errors import ChecksumError, CorruptChunkError
 
 @pytest.fixture
 def prefixes(monkeypatch):
-    """(stop, size, done) of every prefix decode asked for."""
+    """(stop, size, done) of every prefix decode asked for (the streaming
+    decoder looked for already: it is not, the first time it is asked for)."""
+    zstd_codec._streaming_decoder()
+    zstd_codec._streaming_decoder()
     seen = []
     real = zstd_codec.decode_zstd_prefix
 
@@ -115,17 +121,39 @@ def test_without_a_streaming_decoder_chunks_are_decoded_whole(tmp_path, monkeypa
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
-def test_random_ranges_match_the_whole_decode():
+def test_random_ranges_match_the_whole_decode(prefixes):
     from numcodecs import Zstd
 
     data = _data((300, 700)).tobytes()
     frame = Zstd(level=3).encode(data)
     rng = np.random.default_rng(0)
+    most = int(len(data) * zstd_codec._PREFIX_MAX)
     for _ in range(200):
-        start = int(rng.integers(0, len(data) - zstd_codec._BLOCK_MAX - 1))
-        length = int(rng.integers(1, len(data) - zstd_codec._BLOCK_MAX - start + 1))
+        start = int(rng.integers(0, most - 1))
+        length = int(rng.integers(1, most - start + 1))
         got = zstd_codec.ZstdCodec().decode_range(frame, start, length, len(data), "k")
         assert got is not None and bytes(got) == data[start : start + length]
-    # less than a block left undecoded: decoded whole instead
+    # a longer prefix, or less than a block left undecoded: decoded whole instead (it costs less)
+    assert zstd_codec.ZstdCodec().decode_range(frame, 0, most + 1, len(data), "k") is None
     assert zstd_codec.ZstdCodec().decode_range(frame, 0, len(data) - 10, len(data), "k") is None
     assert zstd_codec.ZstdCodec().decode_range(frame, 0, 10, len(data) + 1, "k") is None  # not the declared size
+
+
+def test_one_window_in_a_fresh_process_does_not_import_the_streaming_decoder(tmp_path):
+    """Importing it costs more than decoding a chunk whole: the first window
+    decodes whole, the second imports it and decodes a prefix."""
+    data = _data((256, 512))
+    a = zarrdask.create_array(tmp_path / "f.zarr", shape=data.shape, dtype=data.dtype, chunks=(256, 512),
+                              compressors=_zstd(), fill_value=0)
+    a[...] = data
+    script = (
+        "import sys, numpy as np, zarrdask\n"
+        f"a = zarrdask.open_array({str(tmp_path / 'f.zarr')!r}, mode='r')\n"
+        "first = a[3:13, 3:13]\n"
+        "print('backports.zstd' in sys.modules or 'compression.zstd' in sys.modules)\n"
+        "second = a[3:13, 3:13]\n"
+        "print('backports.zstd' in sys.modules or 'compression.zstd' in sys.modules)\n"
+        "print(np.array_equal(first, second))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "True"]
