@@ -12,6 +12,7 @@ import subprocess
 import sys
 import uuid
 
+import numpy as np
 import pytest
 
 import zarrdask
@@ -235,6 +236,32 @@ def test_a_path_below_a_file_is_missing(tmp_path):
     assert store.get("f/below") is None
     assert store.get_ranges("f/below", [RangeRequest(0, 1)]) is None
     assert store.getsize("f/below") is None
+
+
+def test_streamed_values_are_views_of_what_obstore_received(tmp_path):
+    """Values handed over as they arrive (what the chunk engine decodes) are
+    read-only views, not copies; ``get_many`` still returns ``bytes``; a
+    subclass overriding ``get_many`` is what streamed reads go through."""
+    store = ObstoreStore(ObLocalStore(str(tmp_path)))
+    store.set_many({"a": b"12", "b": b"345"})
+    got = dict(store.iter_many(["a", "b", "missing"]))
+    assert {i: None if v is None else (type(v), v.readonly, bytes(v)) for i, v in got.items()} == {
+        0: (memoryview, True, b"12"), 1: (memoryview, True, b"345"), 2: None}
+    assert [(i, bytes(v)) for i, v in store.iter_many(["b"])] == [(0, b"345")]
+    assert [type(v) for v in store.get_many(["a", "b"])] == [bytes, bytes]
+
+    class Recording(ObstoreStore):
+        def get_many(self, keys):
+            self.asked = [*getattr(self, "asked", []), *keys]
+            return super().get_many(keys)
+
+    recording = Recording(ObLocalStore(str(tmp_path)))
+    assert dict(recording.iter_many(["a", "b"])) == {0: b"12", 1: b"345"}
+    assert sorted(recording.asked) == ["a", "b"]
+
+    a = zarrdask.create_array(store, shape=(8, 8), dtype="i4", chunks=(2, 2), shards=(4, 4), fill_value=0)
+    a[...] = np.arange(64, dtype="i4").reshape(8, 8)
+    assert (a[...] == np.arange(64).reshape(8, 8)).all()
 
 
 # -- obstore's failures as zarrdask sees them ---------------------------------------------

@@ -132,7 +132,8 @@ class StreamingReads(_Capability):
         """``(i, value of keys[i])`` pairs in the order the values arrive
         (``None``: missing), at most ``limit`` (default: the setting
         ``io_concurrency``) requests in flight, so a caller can decode one
-        value while others are still on their way."""
+        value while others are still on their way. A value is ``bytes`` or a
+        read-only buffer (``ObstoreStore``: a view of what it received)."""
         if len(keys) <= 1:
             yield from enumerate(self.get_many(keys))  # type: ignore[attr-defined]
             return

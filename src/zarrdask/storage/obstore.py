@@ -77,6 +77,7 @@ from functools import partial
 from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from .. import config
+from .._pool import io_unordered
 from ..errors import StoreError
 from .abc import Store, as_buffer, ensure_bytes
 from .byte_range import ByteRequest
@@ -252,13 +253,15 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
         except Exception as e:
             raise StoreError(f"{self!r}: cannot {what}: {describe(translate(e))}") from e
 
-    def _fetch(self, key: str) -> tuple[Any, bytes]:
+    def _fetch(self, key: str, view: bool = False) -> tuple[Any, Any]:
         result = _obstore().get(self.obstore_store, key)
-        return result.meta, bytes(result.bytes())
+        data = result.bytes()
+        return result.meta, memoryview(data) if view else bytes(data)
 
-    def _get(self, key: str) -> bytes | None:
-        """The value of ``key``, ``None`` if missing (failures raised, translated)."""
-        found = _or_missing(partial(self._fetch, key))
+    def _get(self, key: str, view: bool = False) -> Any:
+        """The value of ``key``, ``None`` if missing (failures raised, translated);
+        ``view``: a read-only view of the buffer obstore received, not a copy."""
+        found = _or_missing(partial(self._fetch, key, view))
         return None if found is None else found[1]
 
     def _get_versioned(self, key: str) -> tuple[bytes | None, dict[str, str] | None]:
@@ -305,6 +308,20 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
     # -- reads -------------------------------------------------------------
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         return self._per_key("read", self._get, keys)
+
+    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, Any]]:
+        """As :meth:`StreamingReads.iter_many`, each value a read-only
+        ``memoryview`` of the buffer obstore received rather than a ``bytes``
+        copy of it (the chunk engine decodes it and lets it go). A subclass
+        that overrides :meth:`get_many` is served by it."""
+        if type(self).get_many is not ObstoreStore.get_many:
+            yield from super().iter_many(keys, limit)
+            return
+        read = partial(self._per_key, "read", partial(self._get, view=True))
+        if len(keys) <= 1:
+            yield from enumerate(read(keys))
+            return
+        yield from io_unordered(lambda key: read([key])[0], list(keys), limit)
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
