@@ -75,3 +75,28 @@ def test_one_chunk_per_store_call(tmp_path):
 def test_options_are_checked(bad):
     with pytest.raises(ValueError, match="EngineOptions"):
         EngineOptions(**bad)
+
+
+def test_xarray_tasks_hand_a_shards_inner_chunks_to_the_engine_pool(tmp_path, monkeypatch):
+    """xarray calls the backend inside a dask task as it would outside dask:
+    the task's shard's inner chunks are decoded on the engine's pool (at most
+    ``threads`` threads), not in the task's thread (docs/performance.md)."""
+    xr = pytest.importorskip("xarray")
+    data = np.arange(64 * 64, dtype="f4").reshape(64, 64)
+    g = zarrdask.open_group(str(tmp_path / "g.zarr"), mode="w")
+    g.create_array("v", shape=data.shape, dtype="f4", chunks=(8, 8), shards=(32, 32),
+                   dimension_names=["y", "x"])[...] = data
+    inner: set[str] = set()
+    real = CodecChain.decode_into
+
+    def spy(self, data, spec, out, key=""):
+        if spec.shape == (8, 8):
+            inner.add(threading.current_thread().name)
+        return real(self, data, spec, out, key)
+
+    monkeypatch.setattr(CodecChain, "decode_into", spy)
+    ds = xr.open_dataset(str(tmp_path / "g.zarr"), engine="zarrdask", chunks={}, consolidated=False)
+    assert ds.v.data.numblocks == (2, 2)  # one task per shard
+    with zarrdask.config.set(threads=2), dask.config.set(scheduler="threads", num_workers=2):
+        np.testing.assert_array_equal(ds.v.values, data)
+    assert inner and len(inner) <= 2 and all(name.startswith("zarrdask_") for name in inner), inner
