@@ -133,9 +133,10 @@ def test_partial_shard_reads_stay_within_the_budget():
     out_bytes = data[region].nbytes
     inner = 4 * 48 * 48 * 4
     store.reset()
-    store.delay = 0.05  # each shard goes at its own pace: slow answers, so that their reads surely overlap
+    # each shard goes at its own pace: slow answers, so that their reads surely overlap
+    quick, store.delay = store.delay, 0.05
     np.testing.assert_array_equal(a.get_basic_selection(region, options=EngineOptions(threads=1)), data[region])
-    store.delay = 0.002
+    store.delay = quick
     assert store.peak >= 12 * inner  # without a budget: the inner chunks of (nearly) every shard at once
     budget = out_bytes + 4 * inner
     store.reset()

@@ -121,9 +121,11 @@ class StreamingReads(_Capability):
     """The store's requests wait on a network (object stores, HTTP): values
     are handed over as they arrive, and a batch's requests go out at once.
 
-    The default :meth:`iter_many` runs one ``get_many([key])`` per key on the
-    I/O threads; a store with a better way (``FsspecStore``: one coroutine per
-    key on the file system's event loop) overrides it.
+    The default :meth:`iter_many` reads each key on the I/O threads through
+    :meth:`_streamed` (the store's ``get_many`` unless it has a cheaper way to
+    values that are only decoded: ``ObstoreStore``); a store with a better way
+    altogether (``FsspecStore``: one coroutine per key on the file system's
+    event loop) overrides :meth:`iter_many`.
     """
 
     capability = STREAMING
@@ -134,11 +136,16 @@ class StreamingReads(_Capability):
         ``io_concurrency``) requests in flight, so a caller can decode one
         value while others are still on their way. A value is ``bytes`` or a
         read-only buffer (``ObstoreStore``: a view of what it received)."""
+        read = self._streamed
         if len(keys) <= 1:
-            yield from enumerate(self.get_many(keys))  # type: ignore[attr-defined]
+            yield from enumerate(read(keys))
             return
-        get_many = self.get_many  # type: ignore[attr-defined]  # the store's own
-        yield from io_unordered(lambda key: get_many([key])[0], list(keys), limit)
+        yield from io_unordered(lambda key: read([key])[0], list(keys), limit)
+
+    def _streamed(self, keys: Sequence[str]) -> list[Any]:
+        """The values of ``keys`` as :meth:`iter_many` hands them over: the
+        store's own ``get_many`` (a subclass that overrides it is served by it)."""
+        return self.get_many(keys)  # type: ignore[attr-defined]
 
 
 class BackgroundUploads(_Capability):

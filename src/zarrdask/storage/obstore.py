@@ -77,7 +77,6 @@ from functools import partial
 from typing import Any, Callable, ContextManager, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from .. import config
-from .._pool import io_unordered
 from ..errors import StoreError
 from .abc import Store, as_buffer, ensure_bytes
 from .byte_range import ByteRequest
@@ -309,19 +308,14 @@ class ObstoreStore(StreamingReads, BackgroundUploads, ConditionalWrites, Store):
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         return self._per_key("read", self._get, keys)
 
-    def iter_many(self, keys: Sequence[str], limit: int | None = None) -> Iterator[tuple[int, Any]]:
-        """As :meth:`StreamingReads.iter_many`, each value a read-only
+    def _streamed(self, keys: Sequence[str]) -> list[Any]:
+        """As :meth:`StreamingReads._streamed`, each value a read-only
         ``memoryview`` of the buffer obstore received rather than a ``bytes``
         copy of it (the chunk engine decodes it and lets it go). A subclass
         that overrides :meth:`get_many` is served by it."""
         if type(self).get_many is not ObstoreStore.get_many:
-            yield from super().iter_many(keys, limit)
-            return
-        read = partial(self._per_key, "read", partial(self._get, view=True))
-        if len(keys) <= 1:
-            yield from enumerate(read(keys))
-            return
-        yield from io_unordered(lambda key: read([key])[0], list(keys), limit)
+            return super()._streamed(keys)
+        return self._per_key("read", partial(self._get, view=True), keys)
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
         """Byte ranges of one value, concurrently, all from one version of it
