@@ -167,36 +167,24 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     was consumed, so results never pile up faster than the caller takes them.
     An exception propagates when its result would be yielded.
 
-    Called from an I/O thread (a nested batch), the calling thread makes
-    calls too, and never waits on one no thread has started (:func:`_sharing`)."""
-    if len(items) <= 1:
+    Helpers on the I/O threads each take the next call no one has taken; no
+    future is made per call. Called from an I/O thread (a nested batch), the
+    calling thread makes calls too, and never waits on one no thread has
+    started: a full pool's queued helpers find nothing left when they start.
+    The caller never polls: it waits only for a call a helper is running. A
+    call holds one of ``limit`` slots from when it is taken until its result
+    is consumed."""
+    n = len(items)
+    if n <= 1:
         for i, x in enumerate(items):
             yield i, fn(x)
         return
-    if not _on_io_thread():
-        pool = io_executor()
-        for i, future in futures_unordered(lambda i: pool.submit(fn, items[i]), len(items), limit):
-            result = future.result()
-            del future  # a result handed over is referenced by the caller only
-            yield i, result
-            del result
-        return
-    yield from _sharing(fn, items, io_limit(limit))
-
-
-def _sharing(fn: Callable[[T], R], items: Sequence[T], limit: int) -> Iterator[tuple[int, R]]:
-    """:func:`io_unordered` for a caller that is an I/O thread (a nested
-    batch). The calls are shared out: ``limit - 1`` helpers on the I/O threads
-    and the caller itself each take the next call no one has taken, so the
-    caller never waits on a call no thread has started (a full pool's queued
-    helpers find nothing left when they start) and never polls: it waits only
-    for a call a helper is running. A call holds one of ``limit`` slots from
-    when it is taken until its result is consumed."""
-    n = len(items)
+    limit = io_limit(limit)
+    helps = _on_io_thread()
     lock = threading.Lock()
     taken, stop = [0], [False]
     done: queue.SimpleQueue = queue.SimpleQueue()
-    slots = threading.Semaphore(limit)
+    slots = _Slots(limit)
 
     def take() -> int | None:
         with lock:
@@ -217,7 +205,7 @@ def _sharing(fn: Callable[[T], R], items: Sequence[T], limit: int) -> Iterator[t
         slots.release()
 
     pool = io_executor()
-    helpers = min(limit, n) - 1
+    helpers = min(limit, n) - (1 if helps else 0)
     for _ in range(helpers):
         pool.submit(helper)
     handed = 0
@@ -227,7 +215,7 @@ def _sharing(fn: Callable[[T], R], items: Sequence[T], limit: int) -> Iterator[t
                 i, result, error = done.get_nowait()
             except queue.Empty:
                 mine = None
-                if slots.acquire(blocking=False):
+                if helps and slots.acquire(blocking=False):
                     mine = take()
                     if mine is None:
                         slots.release()
@@ -246,6 +234,33 @@ def _sharing(fn: Callable[[T], R], items: Sequence[T], limit: int) -> Iterator[t
             stop[0] = True
         for _ in range(helpers):  # helpers waiting for a slot find nothing left and return
             slots.release()
+
+
+class _Slots:
+    """A counting semaphore on a C-level queue of tokens: acquiring and
+    releasing cost a fraction of ``threading.Semaphore``'s (which is written in
+    Python), which counts when every request or chunk takes one."""
+
+    def __init__(self, n: int) -> None:
+        self._tokens: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(n):
+            self._tokens.put(None)
+
+    def acquire(self, blocking: bool = True) -> bool:
+        try:
+            self._tokens.get(blocking)
+        except queue.Empty:
+            return False
+        return True
+
+    def release(self) -> None:
+        self._tokens.put(None)
+
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:
@@ -299,12 +314,12 @@ class Pipeline:
         if io:
             self._inline = False
             self._pool = io_executor()
-            self._gate = threading.BoundedSemaphore(io_limit(limit))
+            self._gate = _Slots(io_limit(limit))
         else:
             n = pool_threads(threads)
             self._inline = n <= 1 or _in_pool()
             self._pool = None if self._inline else _executor(n)
-            self._gate = threading.BoundedSemaphore(backlog or max(4, 4 * n))
+            self._gate = _Slots(backlog or max(4, 4 * n))
         self._futures: list = []
 
     def submit(self, fn: Callable[..., object], *args: object) -> None:
@@ -357,7 +372,7 @@ def run_steps(
     are decoded while other shards' bytes are. ``advance`` is CPU work: at
     most ``threads`` (as for :func:`thread_map`; one inside pool work) run at
     once, each as pool work (what it hands the pool runs in its thread)."""
-    slots = threading.Semaphore(1 if _in_pool() else max(1, pool_threads(threads)))
+    slots = _Slots(1 if _in_pool() else max(1, pool_threads(threads)))
 
     def steps(item: tuple[int, Any]) -> None:
         i, requests = item

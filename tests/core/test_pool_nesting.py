@@ -135,3 +135,50 @@ def test_run_steps_raises_the_first_failure(small_pools):
 
     with pytest.raises(OSError, match="read 3"):
         _within(60, lambda: _pool.run_steps({i: "r" for i in range(5)}, read, lambda i, a: None, threads=2))
+
+
+@pytest.mark.parametrize("from_io_thread", [False, True])
+def test_io_unordered_keeps_at_most_limit_calls_unconsumed_and_stops_with_its_caller(from_io_thread):
+    # each call records when it starts; the caller consumes slowly, so calls
+    # started and not consumed would pile up beyond the limit if unchecked
+    lock = threading.Lock()
+    started: list = []
+    threads: set = set()
+    consumed = [0]
+    most = [0]
+
+    def call(x):
+        with lock:
+            started.append(x)
+            threads.add(threading.current_thread().name)
+            most[0] = max(most[0], len(started) - consumed[0])
+        time.sleep(0.002)
+        if x == 30:
+            raise ValueError("item 30")
+        return x * 2
+
+    def consume():
+        me = threading.current_thread().name
+        got = {}
+        with pytest.raises(ValueError, match="item 30"):
+            for i, value in _pool.io_unordered(call, list(range(60)), limit=3):
+                with lock:
+                    consumed[0] += 1
+                got[i] = value
+                time.sleep(0.003)
+        return me, got
+
+    with zarrdask.config.set(io_concurrency=8):
+        if from_io_thread:
+            me, got = _within(60, lambda: _pool.io_executor().submit(consume).result())
+        else:
+            me, got = _within(60, consume)
+        time.sleep(0.05)  # helpers that were running a call finish it; none starts another
+    assert all(value == 2 * i for i, value in got.items())
+    assert most[0] <= 3
+    # the failure stopped the batch: nothing was started long after it
+    assert len(started) <= len(got) + 1 + 3
+    # the calls run on the I/O threads; a caller that is not one only consumes
+    assert all(name.startswith("zarrdask-io") for name in threads)
+    if not from_io_thread:
+        assert me not in threads
