@@ -9,7 +9,8 @@ Data: float32 4096x4096, bytes + zstd level 1 (compressible data from
 ``sharded`` (4 shards of 2048x2048, inner chunks 256x256, index at the end),
 and a v3 group of 100 small arrays without consolidated metadata. Each
 implementation runs in its own process, moto in another; the HTTP server and
-the proxy run in this one. zarrdask runs twice: ``zarrdask-fsspec`` opens the
+the proxy run in this one. The repetitions alternate between the
+implementations' processes, so the machine's load falls on all of them alike. zarrdask runs twice: ``zarrdask-fsspec`` opens the
 URLs through fsspec (s3fs, fsspec's HTTP) and ``zarrdask-obstore`` through
 obstore (setting ``url_store``), with the same ``storage_options``. Times are
 the best of ``--repeat``; requests and bytes are those of the last repetition
@@ -279,48 +280,70 @@ def run(latencies: list[float], repeat: int, impls: list[str], ops: list[str]) -
             with serve_directory(root, etags="stat") as files, serve_proxy(moto_url) as proxy:
                 for latency in latencies:
                     files.delay = proxy.delay = latency / 1000
-                    for impl in impls:
-                        _run_impl(impl, ops, repeat, latency, files, proxy, results)
+                    _run_impls(impls, ops, repeat, latency, files, proxy, results)
     finally:
         moto.terminate()
         moto.wait(10)
     return results
 
 
-def _run_impl(impl, ops, repeat, latency, files, proxy, results) -> None:
-    env = dict(os.environ, **_AWS_ENV, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.remote", "--worker", impl, "--http", files.url, "--s3", proxy.url],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-    )
+class _Client:
+    """One implementation's worker process, asked one operation at a time."""
 
-    def ask(op: str) -> dict:
-        worker.stdin.write(op + "\n")
-        worker.stdin.flush()
-        return json.loads(worker.stdout.readline())
+    def __init__(self, impl: str, files, proxy) -> None:
+        env = dict(os.environ, **_AWS_ENV, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self.impl = impl
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.remote", "--worker", impl, "--http", files.url, "--s3", proxy.url],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )
 
+    def ask(self, op: str) -> dict:
+        self.process.stdin.write(op + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(60)
+
+
+def _run_impls(impls, ops, repeat, latency, files, proxy, results) -> None:
+    """Every implementation's worker is started at once and the repetitions
+    alternate between them (the order turned each round), so a spell of load
+    on the machine falls on all of them rather than on whichever ran then."""
+    clients = [_Client(impl, files, proxy) for impl in impls]
     try:
-        ask("prepare")
+        for client in clients:
+            client.ask("prepare")
         for op in ops:
-            best, cpu, stats, error = None, None, None, None
-            for _ in range(repeat):
-                files.log.clear()
-                proxy.log.clear()
-                answer = ask(op)
-                server = proxy if op.startswith("write_") else files
-                stats = server.log.summary()
-                if "error" in answer:
-                    error = answer["error"]
-                    break
-                best = answer["ms"] if best is None else min(best, answer["ms"])
-                cpu = answer["cpu_ms"] if cpu is None else min(cpu, answer["cpu_ms"])
-            results["rows"].setdefault(op, {}).setdefault(str(latency), {})[impl] = {
-                "ms": best, "cpu_ms": cpu, "error": error, **(stats or {})}
-            shown = f"ERROR {error}" if error else f"{best:8.1f} ms (cpu {cpu:7.1f} ms)"
-            print(f"{latency:>4} ms  {impl:<16} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
+            answers: dict = {client.impl: [] for client in clients}
+            stats: dict = {}
+            for round_ in range(repeat):
+                turn = round_ % len(clients)
+                for client in clients[turn:] + clients[:turn]:
+                    if answers[client.impl] and "error" in answers[client.impl][-1]:
+                        continue
+                    files.log.clear()
+                    proxy.log.clear()
+                    answers[client.impl].append(client.ask(op))
+                    stats[client.impl] = (proxy if op.startswith("write_") else files).log.summary()
+            for client in clients:
+                _record(results, op, latency, client.impl, answers[client.impl], stats[client.impl])
     finally:
-        worker.stdin.close()
-        worker.wait(60)
+        for client in clients:
+            client.close()
+
+
+def _record(results, op, latency, impl, answers, stats) -> None:
+    error = next((a["error"] for a in answers if "error" in a), None)
+    best = None if error else min(a["ms"] for a in answers)
+    cpu = None if error else min(a["cpu_ms"] for a in answers)
+    median = None if error else float(np.median([a["ms"] for a in answers]))
+    results["rows"].setdefault(op, {}).setdefault(str(latency), {})[impl] = {
+        "ms": best, "cpu_ms": cpu, "ms_median": median, "error": error, **(stats or {})}
+    shown = f"ERROR {error}" if error else f"{best:8.1f} ms (median {median:8.1f}, cpu {cpu:7.1f} ms)"
+    print(f"{latency:>4} ms  {impl:<16} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
 
 
 _NAMES = {"zarrdask": "zarrdask (default)", "zarr-python": "zarr-python 3"}
