@@ -179,7 +179,7 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
         for i, x in enumerate(items):
             yield i, fn(x)
         return
-    limit = io_limit(limit)
+    limit = min(io_limit(limit), n)
     helps = _on_io_thread()
     lock = threading.Lock()
     taken, stop = [0], [False]
@@ -205,7 +205,7 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
         slots.release()
 
     pool = io_executor()
-    helpers = min(limit, n) - (1 if helps else 0)
+    helpers = limit - (1 if helps else 0)
     for _ in range(helpers):
         pool.submit(helper)
     handed = 0
