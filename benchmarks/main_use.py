@@ -9,13 +9,18 @@ zstd level 1), with its coordinates, written twice with zarrdask:
 
 - ``chunked``: chunks (73, 90, 180), one dask task per chunk (80 tasks);
 - ``sharded``: the same chunks as the inner chunks of (365, 180, 360)
-  shards, one dask task per shard (4 tasks) as ``chunks={}`` gives them.
+  shards, one dask task per shard (4 tasks) as ``chunks={}`` gives them
+  (xarray's own engine gives one per inner chunk: 80);
+- and the sharded store again with dask chunks of the inner chunks' size
+  (``chunks={"time": 73, "lat": 90, "lon": 180}``, 80 tasks).
+
+The tables give each column's number of dask chunks in brackets.
 
 Operations (dask's threaded scheduler, ``--threads`` threads, zarrdask's
 setting ``threads`` the same): ``mean over time`` (``ds.t2m.mean("time")``)
 and ``a time series`` (``ds.t2m.isel(lat=100, lon=200)``, which touches one
-column of chunks). Each layout and operation runs in ``--rounds`` fresh
-processes, the two layouts taking turns; in each the dataset is opened (not
+column of chunks). Each column and operation runs in ``--rounds`` fresh
+processes, the columns taking turns; in each the dataset is opened (not
 timed) and the operation run once before ``--repeat`` timed runs. The figure
 is the best of all of them. ``engine="zarr"`` (xarray's own backend,
 zarr-python) runs beside it on the same stores.
@@ -38,6 +43,8 @@ SHAPE = (365, 360, 720)
 CHUNKS = (73, 90, 180)
 SHARDS = (365, 180, 360)
 LAYOUTS = ("chunked", "sharded")
+#: what each column reads: (store, dask chunks the size of the inner chunks rather than xarray's chunks={})
+COLUMNS = {"chunked": ("chunked", False), "sharded": ("sharded", False), "sharded-inner": ("sharded", True)}
 OPS = (("mean", 'mean over time: ds.t2m.mean("time")'), ("series", "a time series: ds.t2m.isel(lat=100, lon=200)"))
 ENGINES = ("zarrdask", "zarr")
 
@@ -64,7 +71,9 @@ def build(root: str) -> None:
                    consolidated=True)
 
 
-def worker(path: str, engine: str, op: str, repeat: int, threads: int) -> dict:
+def worker(path: str, engine: str, op: str, repeat: int, threads: int, inner: bool = False) -> dict:
+    import warnings
+
     import dask
     import xarray as xr
 
@@ -72,7 +81,10 @@ def worker(path: str, engine: str, op: str, repeat: int, threads: int) -> dict:
         import zarrdask
 
         zarrdask.config.set(threads=threads)
-    ds = xr.open_dataset(path, engine=engine, chunks={})
+    chunks = dict(zip(("time", "lat", "lon"), CHUNKS)) if inner else {}
+    with warnings.catch_warnings():  # chunks smaller than the shards zarrdask prefers: xarray warns
+        warnings.simplefilter("ignore", UserWarning)
+        ds = xr.open_dataset(path, engine=engine, chunks=chunks)
 
     def once() -> object:
         if op == "mean":
@@ -87,7 +99,7 @@ def worker(path: str, engine: str, op: str, repeat: int, threads: int) -> dict:
             once()
             best = min(best, time.perf_counter() - t0)
             cpu = min(cpu, time.process_time() - c0)
-    return {"s": best, "cpu_s": cpu, "tasks": len(ds.t2m.data.__dask_graph__())}
+    return {"s": best, "cpu_s": cpu, "tasks": ds.t2m.data.npartitions}
 
 
 def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict:
@@ -100,20 +112,23 @@ def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict
         for op, _ in OPS:
             for engine in ENGINES:
                 best: dict = {}
-                # the layouts take turns, a fresh process each, so that a spell of load on
-                # the machine falls on both rather than on whichever ran then
+                # the columns take turns, a fresh process each, so that a spell of load on
+                # the machine falls on all of them rather than on whichever ran then
+                names = list(COLUMNS)
                 for round_ in range(rounds):
-                    for layout in LAYOUTS[round_ % 2:] + LAYOUTS[:round_ % 2]:
+                    turn = round_ % len(names)
+                    for layout in names[turn:] + names[:turn]:
+                        store, inner = COLUMNS[layout]
                         args = [sys.executable, "-m", "benchmarks.main_use", "--worker",
-                                os.path.join(root, f"{layout}.zarr"), "--engine", engine, "--op", op,
-                                "--repeat", str(repeat), "--threads", str(threads)]
+                                os.path.join(root, f"{store}.zarr"), "--engine", engine, "--op", op,
+                                "--repeat", str(repeat), "--threads", str(threads)] + (["--inner"] if inner else [])
                         out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
                         row = json.loads(out.stdout.strip().splitlines()[-1])
                         if layout in best:
                             row = {**row, "s": min(row["s"], best[layout]["s"]),
                                    "cpu_s": min(row["cpu_s"], best[layout]["cpu_s"])}
                         best[layout] = row
-                for layout in LAYOUTS:
+                for layout in names:
                     row = best[layout]
                     results["rows"].setdefault(op, {}).setdefault(engine, {})[layout] = row
                     print(f"{op:<7} {engine:<9} {layout:<8} {row['s'] * 1000:8.1f} ms "
@@ -124,29 +139,35 @@ def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict
 def table(results: dict) -> str:
     lines = [f"{results['threads']} threads; float32 {' x '.join(map(str, results['shape']))}, chunks "
              f"{results['chunks']}, shards {results['shards']}; best of {results.get('rounds', 1)} processes per "
-             "layout, taking turns\n",
-             "| operation | engine | chunked (ms) | sharded (ms) | sharded / chunked |", "|---|---|---:|---:|---:|"]
+             "column, taking turns\n",
+             "| operation | engine | chunked (ms) | sharded (ms) | sharded / chunked | sharded, dask chunks of "
+             "the inner chunks (ms) | that / chunked |", "|---|---|---:|---:|---:|---:|---:|"]
     for op, label in OPS:
         for engine in ENGINES:
             row = results["rows"][op][engine]
-            c, s = row["chunked"]["s"], row["sharded"]["s"]
-            lines.append(f"| {label} | {engine} | {c * 1000:,.0f} | {s * 1000:,.0f} | {s / c:.2f}x |")
+            c, s = row["chunked"], row["sharded"]
+            cells = f"| {label} | {engine} | {c['s'] * 1000:,.0f} ({c['tasks']}) | {s['s'] * 1000:,.0f} ({s['tasks']}) "
+            cells += f"| {s['s'] / c['s']:.2f}x "
+            i = row.get("sharded-inner")
+            cells += "| | |" if i is None else f"| {i['s'] * 1000:,.0f} ({i['tasks']}) | {i['s'] / c['s']:.2f}x |"
+            lines.append(cells)
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=3, help="timed runs in each worker process")
-    p.add_argument("--rounds", type=int, default=3, help="worker processes per layout, the layouts taking turns")
+    p.add_argument("--rounds", type=int, default=3, help="worker processes per column, the columns taking turns")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--workdir", default=None)
     p.add_argument("--out", default="benchmarks/results")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--engine", help=argparse.SUPPRESS)
     p.add_argument("--op", help=argparse.SUPPRESS)
+    p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker, args.engine, args.op, args.repeat, args.threads)))
+        print(json.dumps(worker(args.worker, args.engine, args.op, args.repeat, args.threads, args.inner)))
         return
     from .run import machine_meta, save_results
 
