@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+from . import in_turn
+
 SHAPE = (365, 360, 720)
 CHUNKS = (73, 90, 180)
 SHARDS = (365, 180, 360)
@@ -116,8 +118,7 @@ def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict
                 # the machine falls on all of them rather than on whichever ran then
                 names = list(COLUMNS)
                 for round_ in range(rounds):
-                    turn = round_ % len(names)
-                    for layout in names[turn:] + names[:turn]:
+                    for layout in in_turn(names, round_):
                         store, inner = COLUMNS[layout]
                         args = [sys.executable, "-m", "benchmarks.main_use", "--worker",
                                 os.path.join(root, f"{store}.zarr"), "--engine", engine, "--op", op,
@@ -138,19 +139,17 @@ def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict
 
 def table(results: dict) -> str:
     lines = [f"{results['threads']} threads; float32 {' x '.join(map(str, results['shape']))}, chunks "
-             f"{results['chunks']}, shards {results['shards']}; best of {results.get('rounds', 1)} processes per "
+             f"{results['chunks']}, shards {results['shards']}; best of {results['rounds']} processes per "
              "column, taking turns\n",
              "| operation | engine | chunked (ms) | sharded (ms) | sharded / chunked | sharded, dask chunks of "
              "the inner chunks (ms) | that / chunked |", "|---|---|---:|---:|---:|---:|---:|"]
     for op, label in OPS:
         for engine in ENGINES:
             row = results["rows"][op][engine]
-            c, s = row["chunked"], row["sharded"]
-            cells = f"| {label} | {engine} | {c['s'] * 1000:,.0f} ({c['tasks']}) | {s['s'] * 1000:,.0f} ({s['tasks']}) "
-            cells += f"| {s['s'] / c['s']:.2f}x "
-            i = row.get("sharded-inner")
-            cells += "| | |" if i is None else f"| {i['s'] * 1000:,.0f} ({i['tasks']}) | {i['s'] / c['s']:.2f}x |"
-            lines.append(cells)
+            c, s, i = row["chunked"], row["sharded"], row["sharded-inner"]
+            lines.append(f"| {label} | {engine} | {c['s'] * 1000:,.0f} ({c['tasks']}) | {s['s'] * 1000:,.0f} "
+                         f"({s['tasks']}) | {s['s'] / c['s']:.2f}x | {i['s'] * 1000:,.0f} ({i['tasks']}) "
+                         f"| {i['s'] / c['s']:.2f}x |")
     return "\n".join(lines)
 
 

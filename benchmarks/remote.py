@@ -10,9 +10,10 @@ Data: float32 4096x4096, bytes + zstd level 1 (compressible data from
 and a v3 group of 100 small arrays without consolidated metadata. Each
 implementation runs in its own process, moto in another; the HTTP server and
 the proxy run in this one. The repetitions alternate between the
-implementations' processes, so the machine's load falls on all of them alike. zarrdask runs twice: ``zarrdask-fsspec`` opens the
-URLs through fsspec (s3fs, fsspec's HTTP) and ``zarrdask-obstore`` through
-obstore (setting ``url_store``), with the same ``storage_options``. Times are
+implementations' processes, so the machine's load falls on all of them
+alike. zarrdask runs twice: ``zarrdask-fsspec`` opens the URLs through
+fsspec (s3fs, fsspec's HTTP) and ``zarrdask-obstore`` through obstore
+(setting ``url_store``), with the same ``storage_options``. Times are
 the best of ``--repeat``; requests and bytes are those of the last repetition
 (they do not vary). The ``opens`` rows (on by default) are those of
 :mod:`benchmarks.opens`: a CF-like dataset and a DataTree opened with xarray,
@@ -32,6 +33,8 @@ import time
 import uuid
 
 import numpy as np
+
+from . import in_turn
 
 SIZE = 4096
 CHUNK = 256
@@ -320,8 +323,7 @@ def _run_impls(impls, ops, repeat, latency, files, proxy, results) -> None:
             answers: dict = {client.impl: [] for client in clients}
             stats: dict = {}
             for round_ in range(repeat):
-                turn = round_ % len(clients)
-                for client in clients[turn:] + clients[:turn]:
+                for client in in_turn(clients, round_):
                     if answers[client.impl] and "error" in answers[client.impl][-1]:
                         continue
                     files.log.clear()
