@@ -64,6 +64,38 @@ def test_identical_to_xarrays_engine(tmp_path, zarr_format, consolidated):
     xr.testing.assert_identical(ref.temp.isel(vec), ours.temp.isel(vec))
 
 
+def test_variables_share_the_chunk_sizes_of_an_axis_of_many_chunks(tmp_path):
+    from zarrdask.xarray.backend import SHARED_EDGES_FROM
+
+    steps = SHARED_EDGES_FROM + 5  # one chunk per step, so the time axis has SHARED_EDGES_FROM + 5 chunks
+    root = zarrdask.open_group(tmp_path / "many.zarr", mode="w")
+    for name in ("a", "b"):
+        root.create_array(name, shape=(steps, 6), dtype="f4", chunks=(1, 4), fill_value=float("nan"),
+                          dimension_names=["time", "x"])
+    root.create_array("few", shape=(SHARED_EDGES_FROM - 1, 3), dtype="i2", chunks=(1, 3), fill_value=0,
+                      dimension_names=["t2", "y"])
+    root["a"][steps - 2 :, :] = np.arange(12, dtype="f4").reshape(2, 6)
+    ds = xr.open_dataset(tmp_path / "many.zarr", engine="zarrdask", chunks={})
+    edges = ds.a.encoding["preferred_chunks"]["time"]
+    assert edges == (1,) * steps and ds.a.encoding["preferred_chunks"]["x"] == 4
+    # one object for both variables, and it is dask's chunks along time
+    assert ds.b.encoding["preferred_chunks"]["time"] is edges
+    assert ds.a.chunks[0] is edges and ds.b.chunks[0] is edges
+    assert ds.a.chunks[1] == (4, 2)
+    # below the threshold: an int, as engine="zarr" gives
+    assert ds.few.encoding["preferred_chunks"] == {"t2": 1, "y": 3}
+    np.testing.assert_array_equal(ds.a[steps - 3 :].values, np.r_[np.full((1, 6), np.nan, "f4"),
+                                                                     np.arange(12, dtype="f4").reshape(2, 6)])
+    # a second open shares the same tuple (dask's offsets of the axis are remembered across opens)
+    again = xr.open_dataset(tmp_path / "many.zarr", engine="zarrdask", chunks={})
+    assert again.a.chunks[0] is edges
+    # explicit chunks still win, and give no warning about breaking the preferred ones
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        five = xr.open_dataset(tmp_path / "many.zarr", engine="zarrdask", chunks={"time": 5}, consolidated=False)
+        assert five.a.chunks[0][:2] == (5, 5)
+
+
 def test_dask_chunks_follow_shards(tmp_path):
     path = tmp_path / "sharded.zarr"
     data = np.arange(64 * 48, dtype="f4").reshape(64, 48)

@@ -27,7 +27,9 @@ the chunk engine. ``encoding`` holds what the writers need to write the
 variable again the same way, in a form both zarrdask's writer and xarray's
 ``to_zarr`` (zarr-python) accept unchanged: ``chunks`` (the inner chunk shape),
 ``shards``, ``preferred_chunks`` (the shard shape of sharded arrays, so
-``chunks={}`` gives one dask chunk per shard), and the codecs: for Zarr v2
+``chunks={}`` gives one dask chunk per shard; along an axis of 10,000 units or
+more, their sizes as one tuple all variables share: :data:`SHARED_EDGES_FROM`),
+and the codecs: for Zarr v2
 ``compressors`` and ``filters`` are numcodecs codec objects (as zarr-python
 reports them); for Zarr v3 ``serializer``, ``compressors`` and ``filters`` are
 :class:`CodecDocument` s — the codecs' JSON documents, readable as attributes
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -235,6 +238,36 @@ def dims_and_attrs(array: Array, try_nczarr: bool = False) -> tuple[tuple[Any, .
     return tuple(dims), attrs
 
 
+#: An axis of at least this many stored units has its ``preferred_chunks`` given
+#: as the tuple of their sizes, one object shared by every variable with the
+#: same axis, rather than as one int: dask remembers an axis's block offsets by
+#: the identity of its chunks tuple, so with one tuple it computes them once per
+#: open instead of once per variable (the most of opening a reanalysis-scale
+#: store with ``chunks={}``).
+SHARED_EDGES_FROM = 10_000
+
+
+@lru_cache(maxsize=64)
+def _regular_edges(size: int, unit: int) -> tuple[int, ...]:
+    """The sizes of the units of a regular axis, clipped to its ``size`` (one object per axis)."""
+    return (unit,) * (size // unit) + ((size % unit,) if size % unit else ())
+
+
+@lru_cache(maxsize=64)
+def _shared(edges: tuple[int, ...]) -> tuple[int, ...]:
+    """One object for equal edge tuples (the first seen)."""
+    return edges
+
+
+def _preferred(size: int, unit: Any) -> Any:
+    """The preferred chunks of an axis: its unit size, or its shared edges (:data:`SHARED_EDGES_FROM`)."""
+    if not isinstance(unit, int):
+        return _shared(unit)
+    if unit and -(-size // unit) >= SHARED_EDGES_FROM:
+        return _regular_edges(size, unit)
+    return unit
+
+
 def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
     """The ``encoding`` of a variable read from ``array`` (see the module documentation)."""
     unit = array.shards or array.chunks
@@ -242,7 +275,7 @@ def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
         unit = tuple(g if isinstance(g, int) else sizes for g, sizes in zip(array.unit_grid, array.write_chunk_sizes))
     encoding: dict[str, Any] = {
         "chunks": tuple(array.chunks) if array.shards is not None else unit,
-        "preferred_chunks": dict(zip(dims, unit)),
+        "preferred_chunks": {d: _preferred(n, u) for d, n, u in zip(dims, array.shape, unit)},
         "shards": unit if array.shards is not None else None,
     }
     if array.dtype.kind == "T":
