@@ -27,6 +27,7 @@ s3_proxy
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 
 import pytest
@@ -50,6 +51,19 @@ def s3_endpoint():
     server_mod = pytest.importorskip("moto.server")
     saved = {name: os.environ.get(name) for name in _AWS_ENV}
     os.environ.update(_AWS_ENV)
+    # moto checks a PUT's If-Match / If-None-Match and then stores the object, two steps
+    # its server threads can interleave: two conditional PUTs racing on one key may both
+    # pass the check, and one update is lost. S3 makes the check and the write one step;
+    # so does this lock.
+    from moto.s3.responses import S3Response
+
+    put_object, lock = S3Response.put_object, threading.Lock()
+
+    def put_object_atomically(self):
+        with lock:
+            return put_object(self)
+
+    S3Response.put_object = put_object_atomically
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -57,6 +71,7 @@ def s3_endpoint():
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+        S3Response.put_object = put_object
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -7,6 +7,7 @@ update. Against obstore's MemoryStore and the moto S3 server."""
 from __future__ import annotations
 
 import multiprocessing
+import uuid
 
 import numpy as np
 import pytest
@@ -143,3 +144,37 @@ def test_processes_writing_one_shard_lose_no_update(s3_endpoint, s3_bucket):
         assert w.exitcode == 0
     got = zarrdask.open_array(ObstoreStore(s3_store(s3_endpoint, s3_bucket)), mode="r")[0:8, :]
     np.testing.assert_array_equal(got, np.repeat(np.arange(1, 9, dtype="i4")[:, None], 16, axis=1))
+
+
+@pytest.mark.network
+def test_the_test_s3_servers_conditional_puts_are_atomic(s3_endpoint, s3_bucket, monkeypatch):
+    # moto looks the key up, then stores: with a lookup slow enough for all of them to pass it,
+    # eight racing creates of one key must still leave exactly one winner (what the writers'
+    # tests above take for granted, as S3 guarantees it)
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from moto.s3.models import S3Backend
+
+    get_object = S3Backend.get_object
+
+    def slow_get_object(self, *args, **kwargs):
+        found = get_object(self, *args, **kwargs)
+        time.sleep(0.05)
+        return found
+
+    monkeypatch.setattr(S3Backend, "get_object", slow_get_object)
+    store = s3_store(s3_endpoint, s3_bucket)
+    key = f"race-{uuid.uuid4().hex}"
+
+    def create(i):
+        try:
+            obstore.put(store, key, str(i).encode(), mode="create")
+            return i
+        except Exception:
+            return None
+
+    with ThreadPoolExecutor(8) as pool:
+        winners = [i for i in pool.map(create, range(8)) if i is not None]
+    assert len(winners) == 1
+    assert bytes(obstore.get(store, key).bytes()) == str(winners[0]).encode()
