@@ -357,28 +357,32 @@ class Pipeline:
 
 def run_steps(
     first: dict[int, Any],
-    read: Callable[[int, Any], Any],
+    read: Callable[[int, Any, Callable[[Callable[[Any], Any], Any], Any]], Any],
     advance: Callable[[int, Any], Any],
     threads: int | None = None,
     limit: int | None = None,
 ) -> None:
     """Drive many reads that each take steps, each at its own pace: the read
-    ``i`` starts with the requests ``first[i]``; ``read(i, requests)`` and then
-    ``advance(i, answer)``, which returns the read's next requests (``None``
-    when it is finished), run one after the other on one I/O thread (at most
-    ``limit``, default ``io_concurrency``, reads at once), with no hand-off
-    between them. So a shard whose index has arrived asks for its inner chunks
-    while other shards' indexes are still on their way, and its inner chunks
-    are decoded while other shards' bytes are. ``advance`` is CPU work: at
-    most ``threads`` (as for :func:`thread_map`; one inside pool work) run at
-    once, each as pool work (what it hands the pool runs in its thread)."""
+    ``i`` starts with the requests ``first[i]``; ``read(i, requests, cpu)`` and
+    then ``advance(i, answer)``, which returns the read's next requests
+    (``None`` when it is finished), run one after the other on one I/O thread
+    (at most ``limit``, default ``io_concurrency``, reads at once), with no
+    hand-off between them. So a shard whose index has arrived asks for its
+    inner chunks while other shards' indexes are still on their way, and its
+    inner chunks are decoded while other shards' bytes are. ``advance`` is CPU
+    work, and so is what ``read`` hands ``cpu(fn, x)`` (``fn(x)``: decoding
+    part of the answer as soon as it is in): at most ``threads`` (as for
+    :func:`thread_map`; one inside pool work) run at once, each as pool work
+    (what it hands the pool runs in its thread)."""
     slots = _Slots(1 if _in_pool() else max(1, pool_threads(threads)))
+
+    def cpu(fn: Callable[[Any], Any], x: Any) -> Any:
+        with slots:
+            return _pool_work(fn, x)
 
     def steps(item: tuple[int, Any]) -> None:
         i, requests = item
         while requests is not None:
-            answer = read(i, requests)
-            with slots:
-                requests = _pool_work(partial(advance, i), answer)
+            requests = cpu(partial(advance, i), read(i, requests, cpu))
 
     io_map(steps, list(first.items()), limit)

@@ -102,20 +102,25 @@ def test_run_steps_goes_at_each_reads_pace_with_at_most_threads_advancing(small_
     events: list = []
     advancing = [0, 0]  # now, most
 
-    def read(i, requests):
-        if (i, requests) == (0, "first"):
-            time.sleep(0.3)
-        with lock:
-            events.append(("read", i, requests))
-        return requests
-
-    def advance(i, answer):
+    def busy(_):
+        assert _pool._in_pool()  # CPU work runs as pool work
         with lock:
             advancing[0] += 1
             advancing[1] = max(advancing)
         time.sleep(0.01)
         with lock:
             advancing[0] -= 1
+
+    def read(i, requests, cpu):
+        if (i, requests) == (0, "first"):
+            time.sleep(0.3)
+        cpu(busy, None)  # a part of the answer decoded as it arrives: within the same limit as advancing
+        with lock:
+            events.append(("read", i, requests))
+        return requests
+
+    def advance(i, answer):
+        busy(None)
         steps = {"first": "second", "second": "third"}
         return steps.get(answer)
 
@@ -128,7 +133,7 @@ def test_run_steps_goes_at_each_reads_pace_with_at_most_threads_advancing(small_
 
 
 def test_run_steps_raises_the_first_failure(small_pools):
-    def read(i, requests):
+    def read(i, requests, cpu):
         if i == 3:
             raise OSError("read 3 failed")
         return requests

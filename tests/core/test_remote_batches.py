@@ -6,6 +6,7 @@ opens, metadata in batches, streamed reads and uploads with retries."""
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 
 import numpy as np
@@ -256,3 +257,60 @@ def test_read_consistently_many_matches_per_key_reads():
     np.testing.assert_array_equal(found[0], data[2:6, 3:9])
     np.testing.assert_array_equal(found[1], data[18:22, 19:25])
     assert found[2] is None
+
+
+class _HeldRangeStore(StreamingReads, MemoryStore):
+    """An in-memory store that behaves as a remote one and holds back the
+    answer of one byte range of one key until ``release`` is set (10 s at most)."""
+
+    capabilities = frozenset({STREAMING})
+
+    def __init__(self):
+        super().__init__()
+        self.held = None  # (key, offset)
+        self.release = threading.Event()
+        self.released_in_time = None
+
+    def reader(self, key):
+        store, reader = self, VerifyingReader(self, key)
+        read = reader.read
+
+        def read_held(ranges):
+            found = read(ranges)
+            if any((key, getattr(r, "offset", None)) == store.held for r in ranges):
+                store.released_in_time = store.release.wait(10)
+            return found
+
+        reader.read = read_held
+        return reader
+
+
+def test_a_shards_inner_chunks_are_decoded_as_their_ranges_arrive(monkeypatch):
+    from zarrdask.codecs.chain import CodecChain
+
+    store = _HeldRangeStore()
+    data = _data()
+    a = zarrdask.create_array(store, shape=data.shape, dtype="f4", chunks=(4, 4), shards=(16, 16), fill_value=0,
+                              compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    a[...] = data
+    # rows 0:20 of column 0:4: shard c/0/0's inner chunks 0, 4, 8 and 12 (four ranges: not adjacent), and
+    # shard c/1/0's inner chunk 0. The range of inner chunk 12 is held back until another is decoded.
+    raw = store.get("c/0/0")
+    index = np.frombuffer(raw[-(16 * 16 + 4) : -4], dtype="<u8").reshape(16, 2)
+    store.held = ("c/0/0", int(index[12, 0]))
+    decoded = []
+    decode_into = CodecChain.decode_into
+
+    def spy(self, data, spec, out, key=""):
+        decode_into(self, data, spec, out, key)
+        decoded.append(key)
+        if key == "c/0/0":
+            store.release.set()
+
+    monkeypatch.setattr(CodecChain, "decode_into", spy)
+    b = zarrdask.open_array(store, mode="r")
+    with zarrdask.config.set(coalesce_gap=0):
+        np.testing.assert_array_equal(b[0:20, 0:4], data[0:20, 0:4])
+    # the held range came once an inner chunk of its shard had been decoded from the others
+    assert store.released_in_time is True
+    assert decoded.count("c/0/0") == 4 and decoded.count("c/1/0") == 1

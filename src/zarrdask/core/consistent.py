@@ -184,7 +184,7 @@ class _Attempt:
                 self.steps[i] += 1
                 return self._note(i, *_advance((gens[i], answer)), results)
 
-            run_steps(pending, lambda i, ranges: _read((self.readers[i], ranges)), advance,
+            run_steps(pending, lambda i, ranges, cpu: _read_arriving(self.readers[i], ranges, cpu), advance,
                       self.options.threads, self.options.io_concurrency)
             return
         while pending:
@@ -249,6 +249,30 @@ def _read(item: tuple[ValueReader, Sequence[ByteRequest]]) -> Any:
         return reader.read(ranges)
     except ValueChangedError as e:
         return e
+
+
+def _read_arriving(reader: ValueReader, ranges: Sequence[ByteRequest], cpu: Callable[..., Any]) -> Any:
+    """:func:`_read` on the I/O threads: where the steps take the bytes of each
+    range as it arrives (:class:`~zarrdask.storage.byte_range.ArrivingRanges`),
+    the ranges are read each on its own, concurrently, the same requests as
+    one read of them all makes, and each range's bytes are handed over
+    (``cpu(take, (j, data))``) in the thread that read them, while the
+    others are on their way."""
+    take = getattr(ranges, "take", None)
+    if take is None or len(ranges) <= 1:
+        return _read((reader, ranges))
+
+    def one(j: int) -> list[bytes] | None:
+        got = reader.read([ranges[j]])
+        if got is not None:
+            cpu(take, (j, got[0]))
+        return got
+
+    try:
+        got = io_map(one, list(range(len(ranges))))
+    except ValueChangedError as e:
+        return e
+    return None if any(g is None for g in got) else [g[0] for g in got]
 
 
 def _read_and_advance(item: tuple[ValueReader, Sequence[ByteRequest], Steps]) -> tuple[str, Any]:

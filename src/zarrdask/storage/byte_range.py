@@ -9,7 +9,7 @@ these three request kinds are what every store's ``get_ranges`` understands.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,20 @@ class SuffixRequest:
 
 
 ByteRequest = Union[RangeRequest, OffsetRequest, SuffixRequest]
+
+
+class ArrivingRanges(list):
+    """The byte ranges a step of a read yields (a list of requests), when the
+    read can also take each range's bytes as soon as they are in:
+    ``take((j, data))`` with ``data`` the bytes of range ``j``, called at
+    most once per range, from any thread, before the step is sent the list
+    of all the bytes as usual. A reader that waits on a network hands each
+    range over as it arrives, so a shard's inner chunks are decoded while its
+    other ranges are on their way; any other caller just sends the list."""
+
+    def __init__(self, requests: Sequence[ByteRequest], take: Callable[[tuple[int, Any]], None]) -> None:
+        super().__init__(requests)
+        self.take = take
 
 
 def resolve(request: ByteRequest, size: int) -> tuple[int, int]:

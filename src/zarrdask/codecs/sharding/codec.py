@@ -43,7 +43,7 @@ from ..._pool import thread_map
 from ...errors import ChunkNotFoundError, CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...metadata.limits import check_chunk_bytes
-from ...storage.byte_range import RangeRequest, SuffixRequest, coalesce
+from ...storage.byte_range import ArrivingRanges, RangeRequest, SuffixRequest, coalesce
 from ...storage.readers import RangeReader
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, PartialDecode, PartialSteps, update_chunk
 from ..chain import CodecChain, PendingCodecChain
@@ -392,42 +392,12 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             return self._missing(key, spec, absent)
         for part in _steps_of(wanted, max_bytes):
             groups = coalesce([(off, off + n) for _, off, n in part], config.get("coalesce_gap"))
-            blobs = yield [RangeRequest(start, stop - start) for start, stop, _ in groups]
+            pieces = _Pieces(self, part, groups, spec, out, key)
+            blobs = yield ArrivingRanges([RangeRequest(start, stop - start) for start, stop, _ in groups], pieces.take)
             if blobs is None:  # the shard vanished between the two requests
                 return None
-            self._decode_pieces(part, groups, blobs, spec, out, key)
+            pieces.finish(blobs)
         return out
-
-    def _decode_pieces(self, wanted: list[tuple[ChunkProjection, int, int]], groups: list[Any], blobs: list[Any],
-                       spec: ChunkSpec, out: np.ndarray, key: str) -> None:
-        """Decode the inner chunks ``wanted`` from the coalesced ranges read into their place in ``out``."""
-        pieces: list[Any] = [None] * len(wanted)
-        for (start, stop, members), blob in zip(groups, blobs):
-            if len(blob) != stop - start:
-                raise CorruptChunkError(
-                    f"shard {key!r}: index entries point to bytes {start}..{stop}, past the end of the shard"
-                )
-            mv = memoryview(blob)
-            for m in members:
-                _, off, n = wanted[m]
-                pieces[m] = mv[off - start : off - start + n]
-        inner = self._inner_spec(spec)
-        chain = self.codec_chain
-
-        def dec(m: int) -> None:
-            ip = wanted[m][0]
-            if ip.is_complete and ip.pre_selection is None and all(isinstance(s, slice) for s in ip.out_selection):
-                target = out[(*ip.out_selection, Ellipsis)]
-                if target.shape == inner.shape:
-                    chain.decode_into(pieces[m], inner, target, key)
-                    return
-            values = None if ip.is_complete else chain.decode_selection(pieces[m], inner, ip, key)
-            if values is not None:  # a small selection: only the span it needs decoded
-                out[ip.out_selection] = values
-                return
-            out[ip.out_selection] = ip.select(chain.decode(pieces[m], inner, key))
-
-        thread_map(dec, range(len(wanted)))
 
     def encode_partial(
         self,
@@ -475,6 +445,66 @@ def _whole(shape: tuple[int, ...]) -> ChunkProjection:
         is_complete=True,
         dims=tuple(slice(0, n, 1) for n in shape),
     )
+
+
+class _Pieces:
+    """The inner chunks of one step of a partial shard read (``wanted``:
+    ``(projection, offset, length)``), read as the coalesced ``groups`` of
+    ranges, decoded into their place in ``out``: each group as soon as its
+    bytes arrive (:meth:`take`, where the reader hands them over) and the
+    rest when the step is sent all the bytes (:meth:`finish`)."""
+
+    def __init__(self, codec: ShardingCodec, wanted: list[tuple[ChunkProjection, int, int]], groups: list[Any],
+                 spec: ChunkSpec, out: np.ndarray, key: str) -> None:
+        self.codec, self.wanted, self.groups = codec, wanted, groups
+        self.spec, self.out, self.key = spec, out, key
+        self.inner = codec._inner_spec(spec)
+        self.taken = [False] * len(groups)
+        self.error: BaseException | None = None
+
+    def take(self, item: tuple[int, Any]) -> None:
+        """Decode group ``j`` from its bytes; a failure is raised by :meth:`finish`."""
+        j, blob = item
+        try:
+            self._decode(self._members(j, blob))
+        except Exception as e:  # raised in the read's steps, where errors of the read belong
+            self.error = self.error or e
+        self.taken[j] = True
+
+    def finish(self, blobs: list[Any]) -> None:
+        """Decode every group not taken yet (in parallel where the caller is not pool work)."""
+        if self.error is not None:
+            raise self.error
+        self._decode([m for j, blob in enumerate(blobs) if not self.taken[j] for m in self._members(j, blob)])
+
+    def _members(self, j: int, blob: Any) -> list[tuple[int, Any]]:
+        """The inner chunks of group ``j`` with their bytes: views of ``blob``."""
+        start, stop, members = self.groups[j]
+        if len(blob) != stop - start:
+            raise CorruptChunkError(
+                f"shard {self.key!r}: index entries point to bytes {start}..{stop}, past the end of the shard"
+            )
+        mv = memoryview(blob)
+        return [(m, mv[self.wanted[m][1] - start : self.wanted[m][1] - start + self.wanted[m][2]]) for m in members]
+
+    def _decode(self, pieces: list[tuple[int, Any]]) -> None:
+        inner, chain, out, key = self.inner, self.codec.codec_chain, self.out, self.key
+
+        def dec(item: tuple[int, Any]) -> None:
+            m, piece = item
+            ip = self.wanted[m][0]
+            if ip.is_complete and ip.pre_selection is None and all(isinstance(s, slice) for s in ip.out_selection):
+                target = out[(*ip.out_selection, Ellipsis)]
+                if target.shape == inner.shape:
+                    chain.decode_into(piece, inner, target, key)
+                    return
+            values = None if ip.is_complete else chain.decode_selection(piece, inner, ip, key)
+            if values is not None:  # a small selection: only the span it needs decoded
+                out[ip.out_selection] = values
+                return
+            out[ip.out_selection] = ip.select(chain.decode(piece, inner, key))
+
+        thread_map(dec, pieces)
 
 
 def _steps_of(wanted: list[tuple[Any, int, int]], max_bytes: int | None) -> list[list[tuple[Any, int, int]]]:
