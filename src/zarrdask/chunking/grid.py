@@ -84,6 +84,13 @@ class ChunkGrid:
         return tuple(c if isinstance(c, int) else sizes for c, sizes in zip(self.chunks, self.dask_chunks()))
 
 
+def regular_axis(size: int, chunk: int) -> tuple[int, ...]:
+    """The extents of the chunks of a regular axis of ``size``, clipped to it
+    (its entry in a dask ``chunks`` tuple)."""
+    full, rest = divmod(size, chunk) if chunk else (0, 0)
+    return (chunk,) * full + ((rest,) if rest else ()) or (0,)
+
+
 @dataclass(frozen=True)
 class RegularGrid(ChunkGrid):
     """A regular grid of ``chunk_shape`` chunks over an array of ``shape``."""
@@ -109,8 +116,4 @@ class RegularGrid(ChunkGrid):
         return self.chunk_shape
 
     def dask_chunks(self) -> tuple[tuple[int, ...], ...]:
-        out = []
-        for s, c in zip(self.shape, self.chunk_shape):
-            full, rest = divmod(s, c) if c else (0, 0)
-            out.append((c,) * full + ((rest,) if rest else ()) or (0,))
-        return tuple(out)
+        return tuple(regular_axis(s, c) for s, c in zip(self.shape, self.chunk_shape))

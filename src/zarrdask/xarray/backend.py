@@ -65,6 +65,7 @@ from ..core.api import open_group, resolve_store
 from ..core.array import Array
 from ..core.group import Group, names_or_none, node_from_docs
 from .._pool import io_map
+from ..chunking.grid import regular_axis
 from ..core.nodes import ZARRAY, NodeDocs, key_of, not_found, read_nodes
 from ..errors import GroupNotFoundError, MetadataError, warn
 from ..storage.abc import Store
@@ -247,10 +248,8 @@ def dims_and_attrs(array: Array, try_nczarr: bool = False) -> tuple[tuple[Any, .
 SHARED_EDGES_FROM = 10_000
 
 
-@lru_cache(maxsize=64)
-def _regular_edges(size: int, unit: int) -> tuple[int, ...]:
-    """The sizes of the units of a regular axis, clipped to its ``size`` (one object per axis)."""
-    return (unit,) * (size // unit) + ((size % unit,) if size % unit else ())
+#: the units' sizes along a regular axis: one object per axis (size, unit)
+_regular_edges = lru_cache(maxsize=64)(regular_axis)
 
 
 @lru_cache(maxsize=64)
@@ -272,7 +271,7 @@ def array_encoding(array: Array, dims: tuple[Any, ...]) -> dict[str, Any]:
     """The ``encoding`` of a variable read from ``array`` (see the module documentation)."""
     unit = array.shards or array.chunks
     if array.chunk_grid == "rectilinear":  # as engine="zarr": an int for a regular axis, else the edges
-        unit = tuple(g if isinstance(g, int) else sizes for g, sizes in zip(array.unit_grid, array.write_chunk_sizes))
+        unit = array.layout.grid.compact()
     encoding: dict[str, Any] = {
         "chunks": tuple(array.chunks) if array.shards is not None else unit,
         "preferred_chunks": {d: _preferred(n, u) for d, n, u in zip(dims, array.shape, unit)},

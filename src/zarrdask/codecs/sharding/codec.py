@@ -456,8 +456,7 @@ class _Pieces:
 
     def __init__(self, codec: ShardingCodec, wanted: list[tuple[ChunkProjection, int, int]], groups: list[Any],
                  spec: ChunkSpec, out: np.ndarray, key: str) -> None:
-        self.codec, self.wanted, self.groups = codec, wanted, groups
-        self.spec, self.out, self.key = spec, out, key
+        self.codec, self.wanted, self.groups, self.out, self.key = codec, wanted, groups, out, key
         self.inner = codec._inner_spec(spec)
         self.taken = [False] * len(groups)
         self.error: BaseException | None = None
@@ -484,8 +483,11 @@ class _Pieces:
             raise CorruptChunkError(
                 f"shard {self.key!r}: index entries point to bytes {start}..{stop}, past the end of the shard"
             )
-        mv = memoryview(blob)
-        return [(m, mv[self.wanted[m][1] - start : self.wanted[m][1] - start + self.wanted[m][2]]) for m in members]
+        mv, pieces = memoryview(blob), []
+        for m in members:
+            _, off, n = self.wanted[m]
+            pieces.append((m, mv[off - start : off - start + n]))
+        return pieces
 
     def _decode(self, pieces: list[tuple[int, Any]]) -> None:
         inner, chain, out, key = self.inner, self.codec.codec_chain, self.out, self.key
