@@ -1079,3 +1079,23 @@ def test_hypothesis_orthogonal_selections(data, geometry):
         np.testing.assert_array_equal(a.oindex[sel], model[_ix(list(zip(sel, shape)))])
     np.testing.assert_array_equal(a[...], model)
     assert a.nchunks_initialized == count_nonfill_inner(model, inner, fill)
+
+
+def test_the_index_check_gives_the_empty_entries_and_names_the_first_bad_one():
+    from zarrdask.codecs.sharding.index import ShardIndex
+
+    index = ShardIndex.empty((2, 3))
+    flat = index.flat()
+    flat[1] = (0, 100)
+    flat[4] = (100, 50)
+    np.testing.assert_array_equal(index.check(150, "k"), [True, False, True, True, False, True])
+    np.testing.assert_array_equal(index.check(None, "k"), index.is_empty())
+    flat[5] = (140, 20)  # past the end of a 150-byte shard, fine when the size is unknown
+    index.check(None, "k")
+    flat[3] = (2**63, 2**63 + 10)  # runs past 2**64 - 1, whatever the size
+    for size in (150, None):
+        with pytest.raises(CorruptChunkError, match=r"'k': index entry 3 \(offset 9223372036854775808"):
+            index.check(size, "k")
+    flat[3] = MAX, MAX
+    with pytest.raises(CorruptChunkError, match="index entry 5 .* outside a shard of 150 bytes"):
+        index.check(150, "k")

@@ -322,3 +322,88 @@ def test_a_named_aws_profile_works_on_both_paths(s3_endpoint, s3_bucket, tmp_pat
     a = zarrdask.create_array(url, shape=(5,), dtype="u2", chunks=(5,), storage_options=options)
     a[...] = np.arange(5)
     np.testing.assert_array_equal(zarrdask.open_array(url, storage_options=options)[...], np.arange(5))
+
+
+# -- reads handing each range over as it arrives ---------------------------------------
+def _served_value(http_server) -> tuple[str, bytes]:
+    name = f"v{uuid.uuid4().hex}"
+    payload = np.random.default_rng(7).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    (http_server.root / name).write_bytes(payload)
+    return name, payload
+
+
+_RANGES = [(1_000, 5_000), (20_000, 3_000), (90_000, 10_000)]
+
+
+def test_an_obstore_reader_hands_each_range_over_as_it_arrives(http_server, monkeypatch):
+    """read_each: the same requests as read (one per range, each conditional on
+    the version the first read saw), every range's bytes handed over once, by
+    the thread that got them, while the others are still on their way."""
+    import threading
+
+    from zarrdask.storage.byte_range import RangeRequest
+
+    name, payload = _served_value(http_server)
+    with zarrdask.config.set(url_store="obstore"):
+        reader = store_from(http_server.url).reader(name)
+    assert bytes(reader.read([RangeRequest(0, 10)])[0]) == payload[:10]  # the first read fixes the version
+    backend = reader.backend
+    get = backend.get
+    first_in = threading.Event()
+    waited = []
+
+    def held(header, if_match, *rest):  # the last range asked for only once the first is handed over
+        if header == "bytes=90000-99999":
+            waited.append(first_in.wait(10))
+        return get(header, if_match, *rest)
+
+    monkeypatch.setattr(backend, "get", held)
+    handed = []
+
+    def each(item):
+        j, data = item
+        handed.append((j, bytes(data), threading.get_ident()))
+        if j == 0:
+            first_in.set()
+
+    http_server.log.clear()
+    got = reader.read_each([RangeRequest(s, n) for s, n in _RANGES], each)
+    expected = [payload[s : s + n] for s, n in _RANGES]
+    assert [bytes(g) for g in got] == expected
+    assert waited == [True]
+    assert sorted((j, d) for j, d, _ in handed) == list(enumerate(expected))
+    requests = http_server.log.requests
+    assert sorted(r.range for r in requests) == sorted(f"bytes={s}-{s + n - 1}" for s, n in _RANGES)
+    assert all(r.method == "GET" and r.if_match is not None for r in requests)
+
+
+def test_a_reader_hands_nothing_over_from_a_replaced_value(http_server):
+    from zarrdask.errors import ValueChangedError
+    from zarrdask.storage.byte_range import RangeRequest
+
+    name, payload = _served_value(http_server)
+    with zarrdask.config.set(url_store="obstore"):
+        reader = store_from(http_server.url).reader(name)
+    reader.read([RangeRequest(0, 10)])
+    path = http_server.root / name
+    path.write_bytes(payload[::-1])
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    handed = []
+    with pytest.raises(ValueChangedError, match="no longer has the version"):
+        reader.read_each([RangeRequest(s, n) for s, n in _RANGES], handed.append)
+    assert handed == []
+
+
+def test_read_each_gives_what_read_gives_on_either_path(http_server, url_store):
+    """Before the first read, and through fsspec (whose requests are coroutines
+    on its event loop, which must not decode), each range is read on its own."""
+    from zarrdask.storage.byte_range import RangeRequest
+
+    name, payload = _served_value(http_server)
+    reader = store_from(http_server.url).reader(name)
+    handed = []
+    got = reader.read_each([RangeRequest(s, n) for s, n in _RANGES], lambda item: handed.append(item))
+    expected = [payload[s : s + n] for s, n in _RANGES]
+    assert [bytes(g) for g in got] == expected
+    assert sorted((j, bytes(d)) for j, d in handed) == list(enumerate(expected))
+    assert store_from(http_server.url).reader(f"missing-{name}").read_each([RangeRequest(0, 5)], handed.append) is None

@@ -254,25 +254,16 @@ def _read(item: tuple[ValueReader, Sequence[ByteRequest]]) -> Any:
 def _read_arriving(reader: ValueReader, ranges: Sequence[ByteRequest], cpu: Callable[..., Any]) -> Any:
     """:func:`_read` on the I/O threads: where the steps take the bytes of each
     range as it arrives (:class:`~zarrdask.storage.byte_range.ArrivingRanges`),
-    the ranges are read each on its own, concurrently, the same requests as
-    one read of them all makes, and each range's bytes are handed over
-    (``cpu(take, (j, data))``) in the thread that read them, while the
-    others are on their way."""
+    the reader hands each range's bytes over (``cpu(take, (j, data))``) in
+    the thread that received them, while the others are on their way
+    (:meth:`~zarrdask.storage.readers.ValueReader.read_each`)."""
     take = getattr(ranges, "take", None)
     if take is None or len(ranges) <= 1:
         return _read((reader, ranges))
-
-    def one(j: int) -> list[bytes] | None:
-        got = reader.read([ranges[j]])
-        if got is not None:
-            cpu(take, (j, got[0]))
-        return got
-
     try:
-        got = io_map(one, list(range(len(ranges))))
+        return reader.read_each(ranges, lambda item: cpu(take, item))
     except ValueChangedError as e:
         return e
-    return None if any(g is None for g in got) else [g[0] for g in got]
 
 
 def _read_and_advance(item: tuple[ValueReader, Sequence[ByteRequest], Steps]) -> tuple[str, Any]:

@@ -111,9 +111,16 @@ def normalize_selection(
 class _DimProjection:
     """A selection along one dimension, split by chunk."""
 
-    # (chunk index, selection within the chunk, selection within the output)
-    parts: list[tuple[int, DimSel, DimSel | None]]
+    # (chunk index, selection within the chunk, selection within the output,
+    # whether that selection covers the chunk along this dimension, in order)
+    parts: list[tuple[int, DimSel, DimSel | None, bool]]
     out_len: int | None  # None: the axis is dropped
+
+
+def _covers(sel: DimSel, extent: int) -> bool:
+    """Whether ``sel``, within a chunk of ``extent`` elements (inside the
+    array) along its dimension, selects all of them in order."""
+    return isinstance(sel, slice) and sel.step in (None, 1) and sel.start == 0 and sel.stop >= extent
 
 
 def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
@@ -121,7 +128,7 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
     or explicit edges)."""
     if isinstance(sel, int):
         c = ax.chunk_of(sel)
-        return _DimProjection([(c, sel - ax.start(c), None)], None)
+        return _DimProjection([(c, sel - ax.start(c), None, False)], None)
     if isinstance(sel, slice):
         start, stop, step = sel.start, sel.stop, sel.step
         n = len(range(start, stop, step))
@@ -137,7 +144,8 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
                 end = min(c1, last + 1)
                 k0 = (first - start) // step
                 k = len(range(first, end, step))
-                parts.append((c, slice(first - c0, end - c0, step), slice(k0, k0 + k)))
+                within = slice(first - c0, end - c0, step)
+                parts.append((c, within, slice(k0, k0 + k), _covers(within, ax.clipped(c))))
         return _DimProjection(parts, n)
     arr = sel
     n = len(arr)
@@ -157,7 +165,7 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
         out = slice(a, b) if ordered else order[a:b]
         if b - a > 1 and within[-1] - within[0] == b - a - 1 and np.all(np.diff(within) == 1):
             within = slice(int(within[0]), int(within[-1]) + 1)
-        parts.append((c, within, out))
+        parts.append((c, within, out, _covers(within, ax.clipped(c))))
     return _DimProjection(parts, n)
 
 
@@ -254,24 +262,18 @@ class Indexer:
         return math.prod(len(p.parts) for p in self._proj)
 
     def __iter__(self) -> Iterator[ChunkProjection]:
+        arrays = any(isinstance(d, np.ndarray) for d in self.dims)
         for combo in itertools.product(*(p.parts for p in self._proj)):
-            coords = tuple(c for c, _, _ in combo)
-            chunk_sel = [s for _, s, _ in combo]
-            out_sel = [o for _, _, o in combo if o is not None]
-            complete = all(
-                isinstance(s, slice)
-                and (s.step in (None, 1))
-                and s.start == 0
-                and s.stop >= (c.clipped(i) if isinstance(c, Axis) else min(c, n - i * c))
-                for s, i, c, n in zip(chunk_sel, coords, self._axes, self.shape)
-            )
-            dims = tuple(chunk_sel)
+            coords, dims, outs, covers = zip(*combo) if combo else ((), (), (), ())  # () for a 0-d array
+            if any(o is None for o in outs):  # an int drops its axis
+                outs = tuple(o for o in outs if o is not None)
+            complete = all(covers)
+            if not arrays:  # ints and slices: the selections are numpy indices as they are
+                yield ChunkProjection(coords, dims, outs, complete, None, dims)
+                continue
+            chunk_sel = list(dims)
             pre = None
-            if any(isinstance(s, np.ndarray) for s in chunk_sel) and any(
-                isinstance(s, int) for s in chunk_sel
-            ):
+            if any(isinstance(s, np.ndarray) for s in chunk_sel) and any(isinstance(s, int) for s in chunk_sel):
                 pre = tuple(s if isinstance(s, int) else slice(None) for s in chunk_sel)
                 chunk_sel = [s for s in chunk_sel if not isinstance(s, int)]
-            yield ChunkProjection(
-                coords, _as_index(chunk_sel), _as_index(out_sel), complete, pre, dims
-            )
+            yield ChunkProjection(coords, _as_index(chunk_sel), _as_index(outs), complete, pre, dims)

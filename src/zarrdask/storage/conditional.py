@@ -280,13 +280,24 @@ class ConditionalReader(ValueReader):
         err.__cause__ = error
         return err
 
-    def _requests(self, calls: list[tuple[str | None, str | None]], what: str = "read ranges of") -> list[Reply | _Answer]:
+    def _requests(
+        self, calls: list[tuple[str | None, str | None]], what: str = "read ranges of",
+        arrived: Callable[[int, Any], None] | None = None,
+    ) -> list[Reply | _Answer]:
         """``backend.get(header, if_match)`` for every call, concurrently, with
-        transient failures retried; any other failure raises ``StoreError``."""
+        transient failures retried; any other failure raises ``StoreError``.
+        ``arrived(i, answer)``: told of each answer, by the thread that got it,
+        as soon as it is in (a transient failure is not an answer)."""
         backend = self.backend
 
+        def get(i: int) -> Any:
+            answer = backend.get(*calls[i])
+            if arrived is not None:
+                arrived(i, answer)
+            return answer
+
         def run(indices: list[int]) -> list[Any]:
-            return backend.run([lambda h=calls[i][0], m=calls[i][1]: backend.get(h, m) for i in indices])
+            return backend.run([lambda i=i: get(i) for i in indices])
 
         results = retry_batch(run, len(calls))
         for result in results:
@@ -368,24 +379,53 @@ class ConditionalReader(ValueReader):
                 out[i] = data
         return out
 
-    def _read_resolved(self, ranges: Sequence[ByteRequest]) -> list[bytes] | None:
+    def _read_resolved(
+        self, ranges: Sequence[ByteRequest], each: Callable[[tuple[int, Any]], None] | None = None
+    ) -> list[bytes] | None:
         """Ranges of the version first read, clipped to its size; ``None`` if
-        the server no longer has that version."""
+        the server no longer has that version. ``each((j, data))``: told of
+        range ``j``'s bytes as soon as they are in, when they are from that version."""
         etag = self._etag
         if_match = etag if _strong(etag) else None
         spans = [resolve(r, self._size) for r in ranges]
         todo = [i for i, (start, stop) in enumerate(spans) if stop > start]
-        replies = self._requests([(f"bytes={spans[i][0]}-{spans[i][1] - 1}", if_match) for i in todo])
-        out = [b""] * len(ranges)
-        for i, reply in zip(todo, replies):
+
+        def part(i: int, reply: Any) -> Any:
+            """Range ``i``'s bytes in ``reply``; ``None`` if it is not from the version first read."""
             if not isinstance(reply, Reply) or (etag is not None and reply.etag != etag):
                 return None
             start, stop = spans[i]
-            out[i] = reply.data[start:stop] if reply.whole else reply.data
+            return reply.data[start:stop] if reply.whole else reply.data
+
+        def arrived(k: int, reply: Any) -> None:
+            data = part(todo[k], reply)
+            if data is not None:
+                each((todo[k], data))  # type: ignore[misc]
+
+        replies = self._requests([(f"bytes={spans[i][0]}-{spans[i][1] - 1}", if_match) for i in todo],
+                                 arrived=None if each is None else arrived)
+        out = [b""] * len(ranges)
+        for i, reply in zip(todo, replies):
+            data = part(i, reply)
+            if data is None:
+                return None
+            out[i] = data
         return out
 
-    def _read_later(self, ranges: list[ByteRequest]) -> list[bytes]:
-        got = self._read_resolved(ranges)
+    def read_each(self, ranges: Sequence[ByteRequest], each: Callable[[tuple[int, Any]], None]) -> list[bytes] | None:
+        """:meth:`ValueReader.read_each`: where the backend's requests are
+        blocking calls on the I/O threads (obstore) and the first read has
+        fixed the version, the ranges are one read's requests, each answer
+        handed over by the thread that received it; otherwise (coroutines on
+        fsspec's event loop, which must not decode) as ``ValueReader`` does it."""
+        if isinstance(self.backend, _Backend) or self._closed or not self._started or self._missing:
+            return super().read_each(ranges, each)
+        return self._read_later(list(ranges), each)
+
+    def _read_later(
+        self, ranges: list[ByteRequest], each: Callable[[tuple[int, Any]], None] | None = None
+    ) -> list[bytes]:
+        got = self._read_resolved(ranges, each)
         if got is None:
             raise self._changed(f"the server no longer has the version with ETag {self._etag}")
         return got

@@ -19,7 +19,7 @@ See :mod:`zarrdask.storage.abc` for which store gives which.
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ..errors import StoreError, ValueChangedError
 from .byte_range import ByteRequest
@@ -116,6 +116,26 @@ class ValueReader:
         if self._missing:
             return None
         return self._read_later(ranges)
+
+    def read_each(self, ranges: Sequence[ByteRequest], each: Callable[[tuple[int, Any]], None]) -> list[bytes] | None:
+        """What :meth:`read` returns, each range's bytes also handed to
+        ``each((j, data))`` as soon as they are in, by the thread that read
+        them, while the others are on their way (a shard's inner chunks
+        decoded as their bytes arrive). Here each range is read on its own,
+        concurrently on the I/O threads: the same requests as one read of them
+        all makes. Raises as :meth:`read` does."""
+        from .._pool import io_map
+
+        ranges = list(ranges)
+
+        def one(j: int) -> list[bytes] | None:
+            got = self.read([ranges[j]])
+            if got is not None:
+                each((j, got[0]))
+            return got
+
+        got = io_map(one, list(range(len(ranges))))
+        return None if any(g is None for g in got) else [g[0] for g in got]
 
     def unchanged(self) -> bool:
         """False if the value may have been replaced (or created, or deleted)

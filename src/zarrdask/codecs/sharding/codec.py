@@ -118,6 +118,9 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         self.index_location = index_location
         self.codec_chain = _chain(codecs if codecs is not None else [BytesCodec()], "codecs")
         self.index_chain = _chain(index_codecs if index_codecs is not None else _default_index_codecs(), "index_codecs")
+        #: shard shape -> (chunks per shard, the index's spec, its encoded size): worked out
+        #: once, not for every shard a read touches
+        self._layouts: dict[tuple[int, ...], tuple[tuple[int, ...], ChunkSpec, int | None]] = {}
 
     @classmethod
     def from_config(cls, configuration: dict[str, Any]) -> "ShardingCodec":
@@ -139,19 +142,32 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         }
 
     # -- specs ---------------------------------------------------------------
+    def _layout(self, spec: ChunkSpec) -> tuple[tuple[int, ...], ChunkSpec, int | None]:
+        """Chunks per shard, the index's spec and its encoded size (``None``:
+        variable) for shards of ``spec``'s shape."""
+        found = self._layouts.get(spec.shape)
+        if found is None:
+            cps = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
+            index_spec = ChunkSpec((*cps, 2), np.dtype("uint64"), MAX_UINT64, "C")
+            found = (cps, index_spec, self.index_chain.encoded_size(index_spec))
+            if len(self._layouts) >= _LAYOUTS_KEPT:  # many shard shapes (a rectilinear grid): start again
+                self._layouts.clear()
+            self._layouts[spec.shape] = found
+        return found
+
     def chunks_per_shard(self, spec: ChunkSpec) -> tuple[int, ...]:
         """Inner chunks per shard along each dimension, for shards of ``spec``."""
-        return tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
+        return self._layout(spec)[0]
 
     def _inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
         return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value, "C", spec.write_empty, spec.read_missing)
 
     def _index_spec(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec((*self.chunks_per_shard(spec), 2), np.dtype("uint64"), MAX_UINT64, "C")
+        return self._layout(spec)[1]
 
     def index_size(self, spec: ChunkSpec) -> int:
         """Bytes the encoded index takes (fixed by the index codecs)."""
-        size = self.index_chain.encoded_size(self._index_spec(spec))
+        size = self._layout(spec)[2]
         if size is None:
             raise CodecError(
                 "codec 'sharding_indexed': the index codecs "
@@ -201,8 +217,9 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         entries = self.index_chain.decode(data, self._index_spec(spec), key)
         return ShardIndex(np.asarray(entries, dtype=np.uint64))
 
-    def _read_index(self, data: memoryview, spec: ChunkSpec, key: str) -> tuple[ShardIndex, int]:
-        """The index of a whole shard, checked against the shard's size."""
+    def _read_index(self, data: memoryview, spec: ChunkSpec, key: str) -> tuple[ShardIndex, np.ndarray]:
+        """The index of a whole shard, checked against the shard's size, and
+        the flat mask of its empty entries."""
         size = self.index_size(spec)
         n = len(data)
         if n < size:
@@ -211,8 +228,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             )
         raw = data[:size] if self.index_location == "start" else data[n - size :]
         index = self._decode_index(raw, spec, key)
-        index.check(n, key)
-        return index, size
+        return index, index.check(n, key)
 
     def _assemble(self, pieces: Sequence[Any], spec: ChunkSpec) -> bytes:
         """A shard from its inner chunks' bytes in C order (``None``: empty),
@@ -263,9 +279,9 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         them the read needs: an edge shard's inner chunks past the array's
         end are never stored)."""
         mv = memoryview(data).cast("B")
-        index, _ = self._read_index(mv, spec, key)
+        index, empty = self._read_index(mv, spec, key)
         inner = self._inner_spec(spec)
-        flat, empty = index.flat(), index.is_empty()
+        flat = index.flat()
         if not spec.read_missing and empty.any():
             raise self._missing(key, spec, np.flatnonzero(empty))
         regions = self._inner_regions(spec)
@@ -298,8 +314,8 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         For readers that look at the inner codecs' layout themselves (Arrow views
         of ``zarrdask.vlen-offsets`` chunks)."""
         mv = memoryview(data).cast("B")
-        index, _ = self._read_index(mv, spec, key)
-        flat, empty = index.flat(), index.is_empty()
+        index, empty = self._read_index(mv, spec, key)
+        flat = index.flat()
         return [
             None if empty[i] else mv[int(flat[i, 0]) : int(flat[i, 0]) + int(flat[i, 1])]
             for i in range(len(flat))
@@ -311,18 +327,18 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         size = self.index_size(spec)
         request = RangeRequest(0, size) if self.index_location == "start" else SuffixRequest(size)
         got = reader.read([request])
-        return None if got is None else self._parse_index(got[0], spec, key)
+        return None if got is None else self._parse_index(got[0], spec, key)[0]
 
-    def _parse_index(self, data: Any, spec: ChunkSpec, key: str) -> ShardIndex:
-        """The index from the bytes of its prefix or suffix request."""
+    def _parse_index(self, data: Any, spec: ChunkSpec, key: str) -> tuple[ShardIndex, np.ndarray]:
+        """The index from the bytes of its prefix or suffix request, and the
+        flat mask of its empty entries."""
         size = self.index_size(spec)
         if len(data) != size:
             raise CorruptChunkError(
                 f"shard {key!r}: truncated: {len(data)} bytes, shorter than its {size}-byte index"
             )
         index = self._decode_index(data, spec, key)
-        index.check(None, key)
-        return index
+        return index, index.check(None, key)
 
     def count_chunks(
         self, reader: RangeReader, spec: ChunkSpec, key: str = "", within: np.ndarray | None = None
@@ -373,21 +389,22 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         got = yield [request]
         if got is None:
             return None
-        index = self._parse_index(got[0], spec, key)
+        index, empty = self._parse_index(got[0], spec, key)
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         fits = into is not None and into.shape == tuple(indexer.out_shape) and into.dtype == spec.dtype
         out = into if fits else np.empty(indexer.out_shape, dtype=spec.dtype)
-        cps = self.chunks_per_shard(spec)
-        flat, empty = index.flat(), index.is_empty()
+        strides = _c_strides(self.chunks_per_shard(spec))
+        flat = index.flat()
         wanted: list[tuple[ChunkProjection, int, int]] = []
         absent: list[int] = []
         for ip in indexer:
-            i = int(np.ravel_multi_index(ip.coords, cps))
+            i = sum(c * s for c, s in zip(ip.coords, strides))  # its entry: C order
             if empty[i]:
                 absent.append(i)
                 out[ip.out_selection] = spec.fill_value
             else:
-                wanted.append((ip, int(flat[i, 0]), int(flat[i, 1])))
+                offset, nbytes = flat[i].tolist()
+                wanted.append((ip, offset, nbytes))
         if absent and not spec.read_missing:  # the result, not raised: the other shards' reads go on
             return self._missing(key, spec, absent)
         for part in _steps_of(wanted, max_bytes):
@@ -412,8 +429,8 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         pieces: list[Any] = [None] * n_inner
         if old is not None:
             mv = memoryview(old).cast("B")
-            index, _ = self._read_index(mv, spec, key)
-            flat, empty = index.flat(), index.is_empty()
+            index, empty = self._read_index(mv, spec, key)
+            flat = index.flat()
             for i in np.flatnonzero(~empty):
                 off, n = int(flat[i, 0]), int(flat[i, 1])
                 pieces[i] = mv[off : off + n]
@@ -507,6 +524,19 @@ class _Pieces:
             out[ip.out_selection] = ip.select(chain.decode(piece, inner, key))
 
         thread_map(dec, pieces)
+
+
+#: shard shapes whose layout a codec remembers (regular grids have one, or a few at the edges)
+_LAYOUTS_KEPT = 256
+
+
+def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """How far apart (in elements) consecutive indices along each axis of a C-order array of ``shape`` are."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 def _steps_of(wanted: list[tuple[Any, int, int]], max_bytes: int | None) -> list[list[tuple[Any, int, int]]]:

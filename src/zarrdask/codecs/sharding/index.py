@@ -40,19 +40,23 @@ class ShardIndex:
         flat = self.flat()
         return (flat[:, 0] == MAX_UINT64) & (flat[:, 1] == MAX_UINT64)
 
-    def check(self, shard_size: int | None, key: str) -> None:
-        """Every non-empty entry must lie inside a shard of ``shard_size`` bytes."""
-        flat, empty = self.flat(), self.is_empty()
-        offsets, sizes = flat[~empty, 0], flat[~empty, 1]
-        if offsets.size == 0:
-            return
+    def check(self, shard_size: int | None, key: str) -> np.ndarray:
+        """Every non-empty entry must lie inside a shard of ``shard_size`` bytes
+        (``None``: of unknown size; an entry must then not run past 2^64 - 1);
+        the flat mask of the empty entries (:meth:`is_empty`)."""
+        flat = self.flat()
+        offsets, sizes = flat[:, 0], flat[:, 1]
+        empty = (offsets == MAX_UINT64) & (sizes == MAX_UINT64)
         # uint64 arithmetic would wrap around; compare against the limit instead
         limit = np.uint64(shard_size) if shard_size is not None else MAX_UINT64
-        bad = (offsets > limit) | (sizes > limit - np.minimum(offsets, limit))
+        bad = (sizes > limit - np.minimum(offsets, limit)) & ~empty
+        if shard_size is not None:
+            bad |= (offsets > limit) & ~empty
         if bad.any():
-            i = int(np.flatnonzero(~empty)[np.argmax(bad)])
+            i = int(np.argmax(bad))
             off, n = (int(v) for v in flat[i])
             where = f"a shard of {shard_size} bytes" if shard_size is not None else "the shard"
             raise CorruptChunkError(
                 f"shard {key!r}: index entry {i} (offset {off}, nbytes {n}) points outside {where}"
             )
+        return empty
