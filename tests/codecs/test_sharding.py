@@ -1099,3 +1099,14 @@ def test_the_index_check_gives_the_empty_entries_and_names_the_first_bad_one():
     flat[3] = MAX, MAX
     with pytest.raises(CorruptChunkError, match="index entry 5 .* outside a shard of 150 bytes"):
         index.check(150, "k")
+
+
+def test_a_codec_works_out_each_shard_shapes_layout_whatever_form_and_however_many():
+    codec = ShardingCodec([2, 3])
+    f4 = np.dtype("f4")
+    for rows in range(2, 2 * 300, 2):  # more shard shapes than the codec keeps (a rectilinear grid's edges)
+        for shape in ((rows, 6), [rows, 6]):
+            spec = ChunkSpec(shape, f4, 0)
+            assert codec.chunks_per_shard(spec) == (rows // 2, 2)
+            assert codec.index_size(spec) == rows // 2 * 2 * 16 + 4
+            assert codec._index_spec(spec).shape == (rows // 2, 2, 2)

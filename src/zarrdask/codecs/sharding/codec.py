@@ -145,14 +145,15 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
     def _layout(self, spec: ChunkSpec) -> tuple[tuple[int, ...], ChunkSpec, int | None]:
         """Chunks per shard, the index's spec and its encoded size (``None``:
         variable) for shards of ``spec``'s shape."""
-        found = self._layouts.get(spec.shape)
+        shape = tuple(spec.shape)  # (a tuple is itself: no copy)
+        found = self._layouts.get(shape)
         if found is None:
-            cps = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
+            cps = tuple(s // c for s, c in zip(shape, self.chunk_shape))
             index_spec = ChunkSpec((*cps, 2), np.dtype("uint64"), MAX_UINT64, "C")
             found = (cps, index_spec, self.index_chain.encoded_size(index_spec))
             if len(self._layouts) >= _LAYOUTS_KEPT:  # many shard shapes (a rectilinear grid): start again
                 self._layouts.clear()
-            self._layouts[spec.shape] = found
+            self._layouts[shape] = found
         return found
 
     def chunks_per_shard(self, spec: ChunkSpec) -> tuple[int, ...]:
