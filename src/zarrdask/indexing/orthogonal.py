@@ -252,7 +252,6 @@ class Indexer:
         self._regular = is_regular(chunk_shape)
         axes = chunk_shape if self._regular else [c if isinstance(c, int) else Axis(c, n)
                                                    for c, n in zip(chunk_shape, shape)]
-        self._axes = axes
         self._proj = [_project_dim(s, c if isinstance(c, Axis) else Axis(c, n))
                       for s, c, n in zip(self.dims, axes, shape)]
         self.out_shape: tuple[int, ...] = tuple(p.out_len for p in self._proj if p.out_len is not None)

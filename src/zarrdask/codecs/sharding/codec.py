@@ -394,12 +394,11 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         fits = into is not None and into.shape == tuple(indexer.out_shape) and into.dtype == spec.dtype
         out = into if fits else np.empty(indexer.out_shape, dtype=spec.dtype)
-        strides = _c_strides(self.chunks_per_shard(spec))
+        inner_projs = list(indexer)
         flat = index.flat()
         wanted: list[tuple[ChunkProjection, int, int]] = []
         absent: list[int] = []
-        for ip in indexer:
-            i = sum(c * s for c, s in zip(ip.coords, strides))  # its entry: C order
+        for ip, i in zip(inner_projs, _entries(inner_projs, self.chunks_per_shard(spec))):
             if empty[i]:
                 absent.append(i)
                 out[ip.out_selection] = spec.fill_value
@@ -439,7 +438,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         inner_projs = list(indexer)
         inner = self._inner_spec(spec)
         chain = self.codec_chain
-        flat_ids = [int(np.ravel_multi_index(ip.coords, cps)) for ip in inner_projs]
+        flat_ids = _entries(inner_projs, cps)
         value = np.asarray(value, dtype=spec.dtype)  # a 0-d write may arrive as a scalar (a str, for strings)
 
         def enc(j: int) -> Any:
@@ -531,13 +530,14 @@ class _Pieces:
 _LAYOUTS_KEPT = 256
 
 
-def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """How far apart (in elements) consecutive indices along each axis of a C-order array of ``shape`` are."""
+def _entries(projections: Sequence[ChunkProjection], chunks_per_shard: tuple[int, ...]) -> list[int]:
+    """The index entry (C order over the inner chunk grid) of each projection's inner chunk."""
     strides, step = [], 1
-    for n in reversed(shape):
+    for n in reversed(chunks_per_shard):
         strides.append(step)
         step *= n
-    return tuple(reversed(strides))
+    strides.reverse()
+    return [sum(c * s for c, s in zip(ip.coords, strides)) for ip in projections]
 
 
 def _steps_of(wanted: list[tuple[Any, int, int]], max_bytes: int | None) -> list[list[tuple[Any, int, int]]]:
