@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import pickle
+import sys
+import threading
 import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +18,8 @@ import pytest
 from zarrdask.codecs.abc import ChunkSpec
 from zarrdask.codecs.blosc_codec import CNAMES, BloscCodec
 from zarrdask.codecs.gzip_codec import GzipCodec
-from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size, split_frames
+from zarrdask.codecs import zstd_codec
+from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size, libzstd, split_frames
 from zarrdask.errors import ChecksumError, CodecError, CorruptChunkError
 
 SPEC = ChunkSpec((2500,), np.dtype("int32"), 0)
@@ -187,6 +191,105 @@ def test_zstd_frames_split(checksum):
     assert split_frames(memoryview(b"junk" * 3)) is None
     # decoded frame by frame where numcodecs decodes only the first (numcodecs < 0.16)
     assert bytes(codec.decode(a + skippable + b, SPEC)) == DATA[:1000] + bytes(1000)
+
+
+def _without_size(raw: bytes) -> bytes:
+    """``raw`` as one zstd frame whose header declares no content size (streamed)."""
+    zstandard = pytest.importorskip("zstandard")
+    return zstandard.ZstdCompressor(write_content_size=False).compress(raw)
+
+
+@pytest.fixture(params=["libzstd", "numcodecs"])
+def zstd_way(request, monkeypatch):
+    """Decompression through numcodecs' libzstd called directly, and through
+    numcodecs' own ``decode`` (where that library exports nothing)."""
+    if request.param == "libzstd":
+        if libzstd() is None:
+            pytest.skip("numcodecs' zstd module exports no ZSTD_* functions here")
+    else:
+        monkeypatch.setattr(zstd_codec, "_library", [None])
+    return request.param
+
+
+def test_zstd_decodes_the_same_either_way(zstd_way):
+    codec = ZstdCodec(level=3)
+    one = codec.encode(DATA, SPEC)
+    two = codec.encode(DATA[:1000], SPEC) + codec.encode(DATA[1000:], SPEC)
+    skippable = struct.pack("<II", 0x184D2A50, 2) + b"zz"
+    for stored in (one, two, skippable + one, _without_size(DATA), ZstdCodec(checksum=True).encode(DATA, SPEC)):
+        assert bytes(codec.decode(stored, SPEC, size=len(DATA))) == DATA
+        out = np.zeros(len(DATA), dtype=np.uint8)
+        codec.decode(stored, SPEC, out=memoryview(out))
+        assert out.tobytes() == DATA
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda good: good[:20] + bytes([good[20] ^ 0xFF]) + good[21:], CorruptChunkError, "could not decode it"),
+        (lambda good: good[:-5], CorruptChunkError, "could not decode it"),
+        (lambda good: _without_size(DATA + bytes(100)), CorruptChunkError, "decodes to more than 10000 bytes"),
+        (lambda good: _without_size(DATA[:-100]), CorruptChunkError, "9900"),
+        (lambda good: b"\x28\xb5\x2f\xfd" + bytes(30), CorruptChunkError, "no sequence of whole zstd frames"),
+    ],
+    ids=["corrupt", "truncated", "longer-than-expected", "shorter-than-expected", "not-frames"],
+)
+def test_zstd_refuses_bad_data_the_same_either_way(zstd_way, make, error, message):
+    stored = make(ZstdCodec().encode(DATA, SPEC))
+    with pytest.raises(error, match=rf"'c/3'.*'zstd'.*{message}"):
+        ZstdCodec().decode(stored, SPEC, "c/3", size=len(DATA))
+    out = np.full(len(DATA), 7, dtype=np.uint8)
+    with pytest.raises(error, match="'c/3'"):
+        ZstdCodec().decode(stored, SPEC, "c/3", out=memoryview(out))
+
+
+def test_zstd_checksum_mismatch_either_way(zstd_way):
+    encoded = bytearray(ZstdCodec(checksum=True).encode(DATA, SPEC))
+    encoded[-1] ^= 0xFF
+    with pytest.raises(ChecksumError, match="k/0"):
+        ZstdCodec(checksum=True).decode(bytes(encoded), SPEC, "k/0")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="numcodecs' Linux wheels export libzstd's functions")
+def test_zstd_decompresses_with_numcodecs_libzstd_and_a_context_per_thread():
+    lib = libzstd()
+    assert lib is not None
+    assert lib.ZSTD_versionNumber() == numcodecs.zstd.VERSION_NUMBER  # the very library numcodecs uses
+    encoded = ZstdCodec().encode(DATA, SPEC)
+
+    all_in = threading.Barrier(4)
+
+    def decode_twice() -> list[int]:
+        seen = []
+        for _ in range(2):
+            assert bytes(ZstdCodec().decode(encoded, SPEC, size=len(DATA))) == DATA
+            seen.append(zstd_codec._contexts.context.ptr)
+        all_in.wait()  # every thread's context alive at once
+        return seen
+
+    def live() -> int:
+        gc.collect()
+        return sum(isinstance(o, zstd_codec._Context) for o in gc.get_objects())
+
+    before = live()
+    seen: list[list[int]] = []
+    threads = [threading.Thread(target=lambda: seen.append(decode_twice())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(first == second for first, second in seen)  # a thread's context is kept across its decodes
+    assert len({first for first, _ in seen}) == 4  # and is its own
+    assert live() == before  # and freed with the thread
+
+
+def test_zstd_decodes_on_many_threads_at_once(zstd_way):
+    chunks = [(np.arange(5000, dtype="int64") * i).tobytes() for i in range(64)]
+    spec = ChunkSpec((5000,), np.dtype("int64"), 0)
+    encoded = [ZstdCodec(level=1).encode(c, spec) for c in chunks]
+    with ThreadPoolExecutor(8) as pool:
+        decoded = list(pool.map(lambda e: bytes(ZstdCodec().decode(e, spec, size=40000)), encoded * 4))
+    assert decoded == chunks * 4
 
 
 # -- blosc --------------------------------------------------------------------------

@@ -14,7 +14,14 @@ zarr-python 3.1 and tensorstore write it (the extension says ``checksum``
 
 Compression is numcodecs' ``Zstd`` (one object per codec, created once).
 numcodecs creates a fresh ZSTD context per call and releases the GIL, so the
-codec is thread-safe. Decoding is bounded (:mod:`zarrdask.codecs.bounded`,
+codec is thread-safe. Decompression calls the same library, the libzstd
+numcodecs' extension module is built with, directly through :mod:`ctypes`
+(:func:`libzstd`) with one decompression context per thread, kept for the
+thread's life: creating and initialising a context per chunk, as numcodecs
+does, costs about 7% of decoding a 256 KiB chunk of level-1 data, and its
+Python wrapper a few microseconds more (measured: 280 against 305 µs per
+chunk). Where that module exports no ``ZSTD_*`` functions (Windows builds),
+numcodecs' own ``decode`` is used. Decoding is bounded (:mod:`zarrdask.codecs.bounded`,
 :func:`decode_zstd`): the sizes frame headers declare are checked against
 the chunk's expected size before anything is decompressed, and the data goes
 straight into the caller's buffer. Data of several frames (RFC 8878: "a
@@ -34,8 +41,11 @@ with a content checksum are decoded whole, so that the checksum is verified.
 
 from __future__ import annotations
 
+import ctypes
+import threading
 from typing import Any
 
+import numpy as np
 from numcodecs.zstd import Zstd
 
 from ..errors import ChecksumError, CodecError, CorruptChunkError
@@ -43,7 +53,7 @@ from .buffers import byte_view
 from .abc import ChunkSpec, PartialBytesDecode
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["ZstdCodec", "decode_zstd", "decode_zstd_prefix", "frame_content_size", "frames", "split_frames"]
+__all__ = ["ZstdCodec", "decode_zstd", "decode_zstd_prefix", "frame_content_size", "frames", "libzstd", "split_frames"]
 
 _MAGIC = 0xFD2FB528
 #: the most of a chunk decoded as a prefix: the streaming decoder takes about
@@ -130,13 +140,92 @@ def _zstd_error(bound: DecodeBound, e: Exception) -> CorruptChunkError:
     return cls(f"chunk {bound.key!r}: codec {bound.codec!r} could not decode it: {e}")
 
 
+_SIZE, _PTR = ctypes.c_size_t, ctypes.c_void_p
+_SIGNATURES: dict[str, tuple[Any, tuple[Any, ...]]] = {
+    "ZSTD_versionNumber": (ctypes.c_uint, ()),
+    "ZSTD_createDCtx": (_PTR, ()),
+    "ZSTD_freeDCtx": (_SIZE, (_PTR,)),
+    "ZSTD_decompressDCtx": (_SIZE, (_PTR, _PTR, _SIZE, _PTR, _SIZE)),
+    "ZSTD_isError": (ctypes.c_uint, (_SIZE,)),
+    "ZSTD_getErrorName": (ctypes.c_char_p, (_SIZE,)),
+}
+#: the oldest libzstd taken (1.4.0, 2019): ZSTD_decompressDCtx decodes every
+#: frame of its input, with or without a declared size, since long before
+_MIN_VERSION = 10400
+_library: list[Any] = []  # once looked for: the library, or None
+_library_lock = threading.Lock()
+_contexts = threading.local()
+
+
+def libzstd() -> Any:
+    """The libzstd that numcodecs' ``zstd`` extension module is built with,
+    through :mod:`ctypes`, with the functions decompression calls typed; ``None``
+    where that module exports no ``ZSTD_*`` functions or its libzstd is older
+    than 1.4 (then numcodecs' ``decode`` is used). Looked for once."""
+    if _library:
+        return _library[0]
+    with _library_lock:
+        if not _library:
+            import numcodecs.zstd
+
+            lib = None
+            try:
+                cdll = ctypes.CDLL(numcodecs.zstd.__file__)
+                for name, (restype, argtypes) in _SIGNATURES.items():
+                    fn = getattr(cdll, name)
+                    fn.restype, fn.argtypes = restype, argtypes
+                if cdll.ZSTD_versionNumber() >= _MIN_VERSION:
+                    lib = cdll
+            except (OSError, AttributeError):
+                pass
+            _library.append(lib)
+    return _library[0]
+
+
+class _Context:
+    """A thread's decompression context, freed with the thread's local data."""
+
+    __slots__ = ("lib", "ptr")
+
+    def __init__(self, lib: Any) -> None:
+        self.lib, self.ptr = lib, lib.ZSTD_createDCtx()
+        if not self.ptr:
+            raise MemoryError("libzstd could not allocate a decompression context")
+
+    def __del__(self) -> None:
+        self.lib.ZSTD_freeDCtx(self.ptr)
+
+
+def _decompress(lib: Any, src: memoryview, target: memoryview) -> int:
+    """Decompress the frames ``src`` into the writable ``target`` with this
+    thread's context (the GIL released meanwhile, as ctypes does); the number of
+    bytes written. Raises ``RuntimeError`` with libzstd's message."""
+    context = getattr(_contexts, "context", None)
+    if context is None:
+        context = _contexts.context = _Context(lib)
+    dst = ctypes.addressof(ctypes.c_char.from_buffer(target))
+    written = lib.ZSTD_decompressDCtx(
+        context.ptr, dst, target.nbytes, np.frombuffer(src, np.uint8).ctypes.data, src.nbytes
+    )
+    if lib.ZSTD_isError(written):
+        raise RuntimeError(lib.ZSTD_getErrorName(written).decode("ascii", "replace"))
+    return written
+
+
 def _into(zstd: Zstd, src: memoryview, target: memoryview, bound: DecodeBound) -> None:
+    """Decode the frames ``src`` into ``target``, which they must fill exactly."""
+    lib = libzstd() if target.nbytes and src.nbytes and not target.readonly else None
     try:
-        zstd.decode(src, out=target)
+        if lib is None:
+            zstd.decode(src, out=target)
+            return
+        written = _decompress(lib, src, target)
     except Exception as e:  # numcodecs raises RuntimeError / ValueError
         if "too small" in str(e):  # libzstd or numcodecs refused to write past `target`
             raise bound.error(f"decodes to more than {target.nbytes} bytes ({e})") from None
         raise _zstd_error(bound, e) from None
+    if written != target.nbytes:
+        raise bound.error(f"decodes to {written} bytes")
 
 
 def decode_zstd(zstd: Zstd, data: Any, bound: DecodeBound) -> memoryview | bytes:
