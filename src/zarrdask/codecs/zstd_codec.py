@@ -21,8 +21,8 @@ thread's life: creating and initialising a context per chunk, as numcodecs
 does, costs about 7% of decoding a 256 KiB chunk of level-1 data, and its
 Python wrapper a few microseconds more (measured: 280 against 305 µs per
 chunk). Where that module exports no ``ZSTD_*`` functions (Windows builds),
-numcodecs' own ``decode`` is used. Decoding is bounded (:mod:`zarrdask.codecs.bounded`,
-:func:`decode_zstd`): the sizes frame headers declare are checked against
+numcodecs' own ``decode`` is used. Decoding is bounded
+(:mod:`zarrdask.codecs.bounded`, :func:`decode_zstd`): the sizes frame headers declare are checked against
 the chunk's expected size before anything is decompressed, and the data goes
 straight into the caller's buffer. Data of several frames (RFC 8878: "a
 sequence of frames") is decoded frame by frame into its place (:func:`frames`),
@@ -149,8 +149,7 @@ _SIGNATURES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "ZSTD_isError": (ctypes.c_uint, (_SIZE,)),
     "ZSTD_getErrorName": (ctypes.c_char_p, (_SIZE,)),
 }
-#: the oldest libzstd taken (1.4.0, 2019): ZSTD_decompressDCtx decodes every
-#: frame of its input, with or without a declared size, since long before
+#: the oldest libzstd called directly (1.4.0, 2019; numcodecs bundles a recent one)
 _MIN_VERSION = 10400
 _library: list[Any] = []  # once looked for: the library, or None
 _library_lock = threading.Lock()
@@ -196,13 +195,18 @@ class _Context:
         self.lib.ZSTD_freeDCtx(self.ptr)
 
 
-def _decompress(lib: Any, src: memoryview, target: memoryview) -> int:
-    """Decompress the frames ``src`` into the writable ``target`` with this
-    thread's context (the GIL released meanwhile, as ctypes does); the number of
-    bytes written. Raises ``RuntimeError`` with libzstd's message."""
+def _context(lib: Any) -> _Context:
+    """This thread's decompression context."""
     context = getattr(_contexts, "context", None)
     if context is None:
         context = _contexts.context = _Context(lib)
+    return context
+
+
+def _decompress(lib: Any, context: _Context, src: memoryview, target: memoryview) -> int:
+    """Decompress the frames ``src`` into the writable ``target`` with ``context``
+    (the GIL released meanwhile, as ctypes does); the number of bytes written.
+    Raises ``RuntimeError`` with libzstd's message."""
     dst = ctypes.addressof(ctypes.c_char.from_buffer(target))
     written = lib.ZSTD_decompressDCtx(
         context.ptr, dst, target.nbytes, np.frombuffer(src, np.uint8).ctypes.data, src.nbytes
@@ -215,11 +219,12 @@ def _decompress(lib: Any, src: memoryview, target: memoryview) -> int:
 def _into(zstd: Zstd, src: memoryview, target: memoryview, bound: DecodeBound) -> None:
     """Decode the frames ``src`` into ``target``, which they must fill exactly."""
     lib = libzstd() if target.nbytes and src.nbytes and not target.readonly else None
+    context = None if lib is None else _context(lib)
     try:
         if lib is None:
             zstd.decode(src, out=target)
             return
-        written = _decompress(lib, src, target)
+        written = _decompress(lib, context, src, target)
     except Exception as e:  # numcodecs raises RuntimeError / ValueError
         if "too small" in str(e):  # libzstd or numcodecs refused to write past `target`
             raise bound.error(f"decodes to more than {target.nbytes} bytes ({e})") from None
