@@ -12,6 +12,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numcodecs.blosc
+import numcodecs.zstd
 import numpy as np
 import pytest
 
