@@ -22,9 +22,9 @@ does, costs about 7% of decoding a 256 KiB chunk of level-1 data, and its
 Python wrapper a few microseconds more (measured: 280 against 305 µs per
 chunk). Where that module exports no ``ZSTD_*`` functions (Windows builds),
 numcodecs' own ``decode`` is used. Decoding is bounded
-(:mod:`zarrdask.codecs.bounded`, :func:`decode_zstd`): the sizes frame headers declare are checked against
-the chunk's expected size before anything is decompressed, and the data goes
-straight into the caller's buffer. Data of several frames (RFC 8878: "a
+(:mod:`zarrdask.codecs.bounded`, :func:`decode_zstd`): the sizes frame
+headers declare are checked against the chunk's expected size before anything
+is decompressed, and the data goes straight into the caller's buffer. Data of several frames (RFC 8878: "a
 sequence of frames") is decoded frame by frame into its place (:func:`frames`),
 which also serves numcodecs < 0.16, which decodes only the first frame.
 
@@ -45,6 +45,7 @@ import ctypes
 import threading
 from typing import Any
 
+import numcodecs.zstd
 import numpy as np
 from numcodecs.zstd import Zstd
 
@@ -165,8 +166,6 @@ def libzstd() -> Any:
         return _library[0]
     with _library_lock:
         if not _library:
-            import numcodecs.zstd
-
             lib = None
             try:
                 cdll = ctypes.CDLL(numcodecs.zstd.__file__)
@@ -194,37 +193,39 @@ class _Context:
     def __del__(self) -> None:
         self.lib.ZSTD_freeDCtx(self.ptr)
 
+    def decompress(self, src: memoryview, target: memoryview) -> int:
+        """Decompress the frames ``src`` into the writable ``target`` (the GIL
+        released meanwhile, as ctypes does); the number of bytes written.
+        Raises ``RuntimeError`` with libzstd's message."""
+        lib = self.lib
+        dst = ctypes.addressof(ctypes.c_char.from_buffer(target))
+        written = lib.ZSTD_decompressDCtx(
+            self.ptr, dst, target.nbytes, np.frombuffer(src, np.uint8).ctypes.data, src.nbytes
+        )
+        if lib.ZSTD_isError(written):
+            raise RuntimeError(lib.ZSTD_getErrorName(written).decode("ascii", "replace"))
+        return written
 
-def _context(lib: Any) -> _Context:
-    """This thread's decompression context."""
+
+def _context() -> _Context | None:
+    """This thread's decompression context; ``None`` without :func:`libzstd`."""
+    lib = libzstd()
+    if lib is None:
+        return None
     context = getattr(_contexts, "context", None)
     if context is None:
         context = _contexts.context = _Context(lib)
     return context
 
 
-def _decompress(lib: Any, context: _Context, src: memoryview, target: memoryview) -> int:
-    """Decompress the frames ``src`` into the writable ``target`` with ``context``
-    (the GIL released meanwhile, as ctypes does); the number of bytes written.
-    Raises ``RuntimeError`` with libzstd's message."""
-    dst = ctypes.addressof(ctypes.c_char.from_buffer(target))
-    written = lib.ZSTD_decompressDCtx(
-        context.ptr, dst, target.nbytes, np.frombuffer(src, np.uint8).ctypes.data, src.nbytes
-    )
-    if lib.ZSTD_isError(written):
-        raise RuntimeError(lib.ZSTD_getErrorName(written).decode("ascii", "replace"))
-    return written
-
-
 def _into(zstd: Zstd, src: memoryview, target: memoryview, bound: DecodeBound) -> None:
     """Decode the frames ``src`` into ``target``, which they must fill exactly."""
-    lib = libzstd() if target.nbytes and src.nbytes and not target.readonly else None
-    context = None if lib is None else _context(lib)
+    context = _context() if target.nbytes and src.nbytes and not target.readonly else None
     try:
-        if lib is None:
+        if context is None:
             zstd.decode(src, out=target)
             return
-        written = _decompress(lib, context, src, target)
+        written = context.decompress(src, target)
     except Exception as e:  # numcodecs raises RuntimeError / ValueError
         if "too small" in str(e):  # libzstd or numcodecs refused to write past `target`
             raise bound.error(f"decodes to more than {target.nbytes} bytes ({e})") from None
