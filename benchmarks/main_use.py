@@ -17,13 +17,18 @@ zstd level 1), with its coordinates, written twice with zarrdask:
 The tables give each column's number of dask chunks in brackets.
 
 Operations (dask's threaded scheduler, ``--threads`` threads, zarrdask's
-setting ``threads`` the same): ``mean over time`` (``ds.t2m.mean("time")``)
-and ``a time series`` (``ds.t2m.isel(lat=100, lon=200)``, which touches one
-column of chunks). Each column and operation runs in ``--rounds`` fresh
-processes, the columns taking turns; in each the dataset is opened (not
-timed) and the operation run once before ``--repeat`` timed runs. The figure
-is the best of all of them. ``engine="zarr"`` (xarray's own backend,
-zarr-python) runs beside it on the same stores.
+setting ``threads`` the same): ``mean over time`` (``ds.t2m.mean("time")``),
+``a time series`` (``ds.t2m.isel(lat=100, lon=200)``, which touches one
+column of chunks) and ``every block read`` (each dask block read and cut to
+its first element: the reading alone, with next to nothing computed). Each
+column and operation runs in ``--rounds`` fresh processes, the columns
+taking turns; in each the dataset is opened (not timed) and the operation
+run once before ``--repeat`` timed runs. The figure is the best of all of
+them. ``engine="zarr"`` (xarray's own backend, zarr-python) runs beside it
+on the same stores, and so does ``memory``: no store at all, but dask blocks
+of each column's sizes made by copying from the whole variable held in
+memory (fresh arrays, as a read gives them). Its columns show what the
+block sizes alone cost the operation, whoever reads the blocks.
 
 Writes ``main_use.json`` (with the machine and versions) and ``main_use.md``
 into ``--out`` (default ``benchmarks/results``).
@@ -47,8 +52,10 @@ SHARDS = (365, 180, 360)
 LAYOUTS = ("chunked", "sharded")
 #: what each column reads: (store, dask chunks the size of the inner chunks rather than xarray's chunks={})
 COLUMNS = {"chunked": ("chunked", False), "sharded": ("sharded", False), "sharded-inner": ("sharded", True)}
-OPS = (("mean", 'mean over time: ds.t2m.mean("time")'), ("series", "a time series: ds.t2m.isel(lat=100, lon=200)"))
-ENGINES = ("zarrdask", "zarr")
+OPS = (("mean", 'mean over time: ds.t2m.mean("time")'), ("series", "a time series: ds.t2m.isel(lat=100, lon=200)"),
+       ("read", "every block read (cut to its first element)"))
+#: ``memory``: no store; dask blocks of the column's sizes copied from the variable held in memory
+ENGINES = ("zarrdask", "zarr", "memory")
 
 
 def build(root: str) -> None:
@@ -84,13 +91,18 @@ def worker(path: str, engine: str, op: str, repeat: int, threads: int, inner: bo
 
         zarrdask.config.set(threads=threads)
     chunks = dict(zip(("time", "lat", "lon"), CHUNKS)) if inner else {}
-    with warnings.catch_warnings():  # chunks smaller than the shards zarrdask prefers: xarray warns
-        warnings.simplefilter("ignore", UserWarning)
-        ds = xr.open_dataset(path, engine=engine, chunks=chunks)
+    if engine == "memory":
+        ds = _in_memory(path, SHARDS if os.path.basename(path) == "sharded.zarr" and not inner else CHUNKS)
+    else:
+        with warnings.catch_warnings():  # chunks smaller than the shards zarrdask prefers: xarray warns
+            warnings.simplefilter("ignore", UserWarning)
+            ds = xr.open_dataset(path, engine=engine, chunks=chunks)
 
     def once() -> object:
         if op == "mean":
             return ds.t2m.mean("time").compute()
+        if op == "read":
+            return ds.t2m.data.map_blocks(_first, chunks=(1,) * len(SHAPE)).compute()
         return ds.t2m.isel(lat=100, lon=200).compute()
 
     with dask.config.set(scheduler="threads", num_workers=threads):
@@ -102,6 +114,29 @@ def worker(path: str, engine: str, op: str, repeat: int, threads: int, inner: bo
             best = min(best, time.perf_counter() - t0)
             cpu = min(cpu, time.process_time() - c0)
     return {"s": best, "cpu_s": cpu, "tasks": ds.t2m.data.npartitions}
+
+
+def _first(block: object) -> object:
+    """A block's first element (as a block of one): reading it is all the work."""
+    return block[(slice(0, 1),) * len(SHAPE)]  # type: ignore[index]
+
+
+def _in_memory(path: str, blocks: tuple[int, ...]) -> object:
+    """The store's variable as a Dataset of dask blocks of shape ``blocks``,
+    each a fresh array copied from the whole variable read into memory first."""
+    import dask.array as da
+    import numpy as np
+    import xarray as xr
+
+    whole = xr.open_dataset(path, engine="zarrdask").t2m.values
+
+    def block(block_id: tuple[int, ...] | None = None) -> np.ndarray:
+        out = np.empty(blocks, whole.dtype)
+        out[...] = whole[tuple(slice(i * n, (i + 1) * n) for i, n in zip(block_id, blocks))]  # type: ignore[arg-type]
+        return out
+
+    data = da.map_blocks(block, chunks=tuple((n,) * (size // n) for n, size in zip(blocks, SHAPE)), dtype=whole.dtype)
+    return xr.Dataset({"t2m": (("time", "lat", "lon"), data)})
 
 
 def run(repeat: int, threads: int, workdir: str | None, rounds: int = 3) -> dict:
