@@ -6,6 +6,7 @@ import pickle
 import sys
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -230,6 +231,17 @@ class TestRawTarget:
 
     def test_missing_endian(self):
         assert BytesCodec(None).raw_target(np.zeros((3, 4)), self.spec) is None
+
+    def test_one_codec_answers_for_each_data_type_on_its_own(self):
+        # the answer is remembered per data type: asking for one never changes another's
+        codec = BytesCodec(NATIVE)
+        for _ in range(2):
+            assert codec.raw_target(np.zeros((3, 4)), self.spec) is not None
+            other = np.zeros((3, 4), np.dtype("float64").newbyteorder())
+            assert codec.raw_target(other, ChunkSpec((3, 4), other.dtype, 0)) is None
+            assert codec.raw_target(np.zeros((3, 4), "u1"), ChunkSpec((3, 4), np.dtype("u1"), 0)) is not None
+            packed = np.zeros((3, 4), ml_dtypes.float4_e2m1fn)  # unused upper bits: cleared on decode
+            assert codec.raw_target(packed, ChunkSpec((3, 4), packed.dtype, 0)) is None
 
 
 def test_pickle_and_equality():

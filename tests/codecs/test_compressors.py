@@ -218,10 +218,14 @@ def test_zstd_decodes_the_same_either_way(zstd_way):
     two = codec.encode(DATA[:1000], SPEC) + codec.encode(DATA[1000:], SPEC)
     skippable = struct.pack("<II", 0x184D2A50, 2) + b"zz"
     for stored in (one, two, skippable + one, _without_size(DATA), ZstdCodec(checksum=True).encode(DATA, SPEC)):
-        assert bytes(codec.decode(stored, SPEC, size=len(DATA))) == DATA
-        out = np.zeros(len(DATA), dtype=np.uint8)
-        codec.decode(stored, SPEC, out=memoryview(out))
-        assert out.tobytes() == DATA
+        # read-only and writable stored bytes (a file read into a reused buffer), a slice of a larger one
+        padded = bytearray(b"x" * 3 + stored + b"y" * 5)
+        for data in (stored, bytearray(stored), memoryview(padded)[3 : 3 + len(stored)]):
+            assert bytes(codec.decode(data, SPEC, size=len(DATA))) == DATA
+            out = np.zeros(len(DATA), dtype=np.uint8)
+            codec.decode(data, SPEC, out=memoryview(out))
+            assert out.tobytes() == DATA
+            assert bytes(padded[:3]) == b"xxx" and bytes(padded[-5:]) == b"yyyyy"
 
 
 @pytest.mark.parametrize(

@@ -420,6 +420,28 @@ def test_fill_valued_inner_chunks_are_left_out(fill):
     np.testing.assert_array_equal(a[...], data)
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["entries-as-python-ints", "entries-kept-in-numpy"])
+def test_whole_shards_decode_the_same_whatever_their_number_of_inner_chunks(monkeypatch, many):
+    # shards of many inner chunks keep their index entries and regions in numpy
+    # rather than as Python objects; both ways read the same, empty entries included
+    from zarrdask.codecs.sharding import codec as sharding_codec
+
+    if many:
+        monkeypatch.setattr(sharding_codec, "_MANY_INNER", 3)
+    data = _data((16, 24), dtype="float32", seed=5)
+    data[4:8, 0:4] = -1.0
+    data[12:16, 20:24] = -1.0
+    a = zarrdask.create_array(MemoryStore(), shape=(16, 24), dtype="float32", chunks=(4, 4), shards=(8, 12),
+                              compressors=[ZSTD], fill_value=-1.0)
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a[:8, :12], data[:8, :12])  # one shard read whole
+    codec = a.layout.codec.array_bytes  # the sharding codec
+    spec = ChunkSpec((8, 12), np.dtype("float32"), -1.0)
+    assert codec._inner_regions(spec)[5] == (slice(4, 8), slice(8, 12))  # 2 x 3 inner chunks, C order
+    assert (codec._inner_regions(spec) is codec._inner_regions(spec)) is not many  # kept only when few
+
+
 def test_shard_of_only_fill_is_deleted_and_never_created():
     store = CountingStore(MemoryStore())
     a = zarrdask.create_array(store, shape=(20, 20), dtype="int32", chunks=(5, 5), shards=(10, 10), fill_value=3)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -61,22 +60,40 @@ _scratch = threading.local()
 _MAX_FREE = 4  # buffers kept per thread
 
 
-@contextmanager
-def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> Iterator[np.ndarray]:
+class _Scratch:
+    """The context :func:`scratch_array` returns (a class rather than a generator:
+    it is entered once per chunk of a read)."""
+
+    __slots__ = ("array", "buf", "free")
+
+    def __init__(self, array: np.ndarray, buf: np.ndarray | None, free: list[np.ndarray]) -> None:
+        self.array, self.buf, self.free = array, buf, free
+
+    def __enter__(self) -> np.ndarray:
+        return self.array
+
+    def __exit__(self, *exc: object) -> None:
+        if self.buf is not None:
+            self.free.append(self.buf)
+            if len(self.free) > _MAX_FREE:
+                self.free.pop(0)
+
+
+def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> _Scratch:
     """A reusable, uninitialised array to decode a chunk into before copying part of
-    it elsewhere. Reusing one buffer per thread spares a fresh allocation (and
-    its page faults) per chunk and keeps the buffer in cache. Nested uses get
-    distinct buffers."""
-    if dtype.hasobject:
-        yield np.empty(shape, dtype=dtype, order=order)
-        return
-    nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
-    free: list[np.ndarray] = _scratch.__dict__.setdefault("free", [])
-    i = next((i for i, b in enumerate(free) if nbytes <= b.nbytes <= 4 * nbytes + 4096), None)
-    buf = np.empty(max(nbytes, 1), dtype=np.uint8) if i is None else free.pop(i)
+    it elsewhere (``with scratch_array(shape, dtype) as buf``). Reusing one
+    buffer per thread spares a fresh allocation (and its page faults) per chunk
+    and keeps the buffer in cache. Nested uses get distinct buffers."""
     try:
-        yield buf[:nbytes].view(dtype).reshape(shape, order=order)
-    finally:
-        free.append(buf)
-        if len(free) > _MAX_FREE:
-            free.pop(0)
+        free: list[np.ndarray] = _scratch.free
+    except AttributeError:
+        free = _scratch.free = []
+    if dtype.hasobject:
+        return _Scratch(np.empty(shape, dtype=dtype, order=order), None, free)  # type: ignore[arg-type]
+    nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
+    if free and nbytes <= free[-1].nbytes <= 4 * nbytes + 4096:  # the last one given back: the usual case
+        buf = free.pop()
+    else:
+        i = next((i for i, b in enumerate(free) if nbytes <= b.nbytes <= 4 * nbytes + 4096), None)
+        buf = np.empty(max(nbytes, 1), dtype=np.uint8) if i is None else free.pop(i)
+    return _Scratch(buf[:nbytes].view(dtype).reshape(shape, order=order), buf, free)

@@ -150,6 +150,8 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
                 f"\"big\" (or omitted), found {endian!r}"
             )
         self.endian = endian
+        #: per data type: whether its elements are stored as they lie in memory (:meth:`raw_target`)
+        self._as_is: dict[np.dtype, bool] = {}
 
     # -- configuration -------------------------------------------------------
     @classmethod
@@ -239,16 +241,20 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         """``out``'s memory as bytes when ``out`` is exactly what this codec would
         decode into: C-contiguous, writeable, ``spec``'s shape and dtype, stored
         byte order equal to ``out``'s."""
-        if not isinstance(out, np.ndarray):
+        if not isinstance(out, np.ndarray) or out.dtype != spec.dtype or out.shape != tuple(spec.shape):
             return None
-        if out.shape != tuple(spec.shape) or out.dtype != spec.dtype or out.dtype.itemsize == 0:
-            return None
-        if not (out.flags.c_contiguous and out.flags.writeable):
-            return None
-        try:
-            stored = _stored(spec.dtype, self.endian)
-        except CodecError:
-            return None
-        if stored != out.dtype or _byte_masks(spec.dtype) is not None:
+        if not (out.flags.c_contiguous and out.flags.writeable and self._stored_as_is(out.dtype)):
             return None
         return memoryview(out.reshape(-1).view(np.uint8))
+
+    def _stored_as_is(self, dtype: np.dtype) -> bool:
+        """Whether this codec stores elements of ``dtype`` byte for byte as they
+        lie in memory (worked out once per data type: it is asked per chunk)."""
+        as_is = self._as_is.get(dtype)
+        if as_is is None:
+            try:
+                as_is = dtype.itemsize != 0 and _stored(dtype, self.endian) == dtype and _byte_masks(dtype) is None
+            except CodecError:  # (not `stored = None`: numpy reads None as float64)
+                as_is = False
+            self._as_is[dtype] = as_is
+        return as_is

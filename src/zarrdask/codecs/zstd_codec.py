@@ -197,14 +197,21 @@ class _Context:
         """Decompress the frames ``src`` into the writable ``target`` (the GIL
         released meanwhile, as ctypes does); the number of bytes written.
         Raises ``RuntimeError`` with libzstd's message."""
-        lib = self.lib
-        dst = ctypes.addressof(ctypes.c_char.from_buffer(target))
-        written = lib.ZSTD_decompressDCtx(
-            self.ptr, dst, target.nbytes, np.frombuffer(src, np.uint8).ctypes.data, src.nbytes
-        )
-        if lib.ZSTD_isError(written):
+        lib, capacity = self.lib, target.nbytes
+        written = lib.ZSTD_decompressDCtx(self.ptr, _address(target), capacity, _address(src), src.nbytes)
+        # libzstd's error codes are the largest size_t values: a count past the
+        # capacity is one (ZSTD_isError, without a second call)
+        if written > capacity and lib.ZSTD_isError(written):
             raise RuntimeError(lib.ZSTD_getErrorName(written).decode("ascii", "replace"))
         return written
+
+
+def _address(buffer: memoryview) -> int:
+    """The address of a contiguous buffer's first byte (a writable one through
+    ctypes, a tenth of the cost of going through numpy)."""
+    if not buffer.readonly:
+        return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    return np.frombuffer(buffer, np.uint8).__array_interface__["data"][0]
 
 
 def _context() -> _Context | None:

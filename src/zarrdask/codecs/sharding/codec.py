@@ -34,6 +34,7 @@ left out; readers accept any order and gaps.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -250,12 +251,12 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         parts = [encoded, *present] if self.index_location == "start" else [*present, encoded]
         return b"".join(parts)
 
-    def _inner_regions(self, spec: ChunkSpec) -> list[tuple[slice, ...]]:
+    def _inner_regions(self, spec: ChunkSpec) -> tuple[tuple[slice, ...], ...]:
+        """Each inner chunk's region of a shard of ``spec``'s shape, in index order."""
         cps = self.chunks_per_shard(spec)
-        return [
-            tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, self.chunk_shape))
-            for coords in np.ndindex(*cps)
-        ]
+        if math.prod(cps) > _MANY_INNER:  # not kept: it would hold a tuple per inner chunk
+            return _regions.__wrapped__(cps, tuple(self.chunk_shape))
+        return _regions(cps, tuple(self.chunk_shape))
 
     # -- whole shards ------------------------------------------------------------
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
@@ -287,13 +288,16 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
             raise self._missing(key, spec, np.flatnonzero(empty))
         regions = self._inner_regions(spec)
         chain = self.codec_chain
+        entries, absent = flat, empty
+        if len(flat) <= _MANY_INNER:  # Python ints: cheaper to take one by one than numpy's
+            entries, absent = flat.tolist(), empty.tolist()
 
         def dec(i: int) -> None:
             region = regions[i]
-            if empty[i]:
+            if absent[i]:
                 out[region] = spec.fill_value
                 return
-            off, n = int(flat[i, 0]), int(flat[i, 1])
+            off, n = entries[i]
             target = out[(*region, Ellipsis)]  # a view, also for 0-d shards
             chain.decode_into(mv[off : off + n], inner, target, key)
 
@@ -528,6 +532,20 @@ class _Pieces:
 
 #: shard shapes whose layout a codec remembers (regular grids have one, or a few at the edges)
 _LAYOUTS_KEPT = 256
+
+
+#: inner chunks per shard above which a shard's regions and entries are not
+#: held as Python objects (some 100 bytes each)
+_MANY_INNER = 1 << 16
+
+
+@lru_cache(maxsize=32)
+def _regions(chunks_per_shard: tuple[int, ...], chunk_shape: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
+    """The region of each inner chunk of a shard, in index (C) order: worked out
+    once per shard shape rather than for every shard read or written whole."""
+    return tuple(
+        tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, chunk_shape)) for coords in np.ndindex(*chunks_per_shard)
+    )
 
 
 def _entries(projections: Sequence[ChunkProjection], chunks_per_shard: tuple[int, ...]) -> list[int]:
