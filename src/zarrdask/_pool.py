@@ -101,7 +101,33 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], threads: int | None = N
     n = pool_threads(threads)
     if n <= 1:
         return _serially(fn, items)
-    return list(_executor(n).map(partial(_pool_work, fn), items))
+    executor = _executor(n)
+    futures: list[Any] = [None] * len(items)
+    for i in spread(range(len(items)), n):
+        futures[i] = executor.submit(_pool_work, fn, items[i])
+    try:
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+
+
+def spread(items: Sequence[T], threads: int) -> list[T]:
+    """``items`` reordered so that ``threads`` threads taking them in turn
+    start each in its own ``1/threads`` of them and keep apart: the first of
+    every part, then the second of every part, …. :func:`thread_map` hands
+    its work to the pool in this order (and gives the results in the items'
+    order): work items are mostly in the order of the places in an output
+    they fill, and threads filling a fresh output touch its memory for the
+    first time; two threads doing so within the same transparent huge page
+    at once can each have the kernel zero a 2 MiB page, one of which is
+    thrown away."""
+    if threads <= 1 or len(items) <= threads:
+        return list(items)
+    bounds = [i * len(items) // threads for i in range(threads + 1)]
+    parts = [items[start:stop] for start, stop in zip(bounds, bounds[1:])]
+    return [part[j] for j in range(max(map(len, parts))) for part in parts if j < len(part)]
 
 
 # -- the I/O threads -----------------------------------------------------------

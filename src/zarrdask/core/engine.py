@@ -209,7 +209,7 @@ class _Reads:
         if self.streaming is not None:
             self._stream(chunks)
             return
-        thread_map(self._read_group, _spread(self._groups(chunks), pool_threads(self.threads)), self.threads)
+        thread_map(self._read_group, self._groups(chunks), self.threads)
 
     def _groups(self, chunks: list[_Chunk]) -> list[Sequence[_Chunk]]:
         """One group when the read is small; else groups of about
@@ -413,21 +413,6 @@ class _Room(NamedTuple):
             held += need
         if batch:
             yield batch, [None] * len(batch)
-
-
-def _spread(groups: list[T], threads: int) -> list[T]:
-    """``groups`` (of chunks in the read's order, so, mostly, in the order of
-    their places in the output) reordered so that ``threads`` pool threads
-    taking them in turn start each in its own ``1/threads`` of the list and
-    keep apart: the first of every part, then the second of every part, ….
-    Threads filling a fresh output touch its memory for the first time;
-    two threads doing so within the same transparent huge page at once can
-    each have the kernel zero a 2 MiB page, one of which is thrown away."""
-    if threads <= 1 or len(groups) <= threads:
-        return groups
-    bounds = [i * len(groups) // threads for i in range(threads + 1)]
-    parts = [groups[start:stop] for start, stop in zip(bounds, bounds[1:])]
-    return [part[j] for j in range(max(map(len, parts))) for part in parts if j < len(part)]
 
 
 def _part_view(out: np.ndarray, proj: ChunkProjection, spec: ChunkSpec) -> np.ndarray | None:
