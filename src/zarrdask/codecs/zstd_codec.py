@@ -24,9 +24,10 @@ chunk). Where that module exports no ``ZSTD_*`` functions (Windows builds),
 numcodecs' own ``decode`` is used. Decoding is bounded
 (:mod:`zarrdask.codecs.bounded`, :func:`decode_zstd`): the sizes frame
 headers declare are checked against the chunk's expected size before anything
-is decompressed, and the data goes straight into the caller's buffer. Data of several frames (RFC 8878: "a
-sequence of frames") is decoded frame by frame into its place (:func:`frames`),
-which also serves numcodecs < 0.16, which decodes only the first frame.
+is decompressed, and the data goes straight into the caller's buffer. Data
+of several frames (RFC 8878: "a sequence of frames") is decoded frame by
+frame into its place (:func:`frames`), which also serves numcodecs < 0.16,
+which decodes only the first frame.
 
 A small selection of a chunk decodes only what it needs where it can
 (:class:`~zarrdask.codecs.abc.PartialBytesDecode`): a zstd frame is decoded
@@ -150,7 +151,9 @@ _SIGNATURES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "ZSTD_isError": (ctypes.c_uint, (_SIZE,)),
     "ZSTD_getErrorName": (ctypes.c_char_p, (_SIZE,)),
 }
-#: the oldest libzstd called directly (1.4.0, 2019; numcodecs bundles a recent one)
+#: the oldest libzstd called directly (1.4.0, 2019; numcodecs bundles a recent
+#: one): ZSTD_decompressDCtx decodes every frame of its input, with or without
+#: a declared size, since long before
 _MIN_VERSION = 10400
 _library: list[Any] = []  # once looked for: the library, or None
 _library_lock = threading.Lock()
