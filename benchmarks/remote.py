@@ -18,6 +18,14 @@ the best of ``--repeat``; requests and bytes are those of the last repetition
 (they do not vary). The ``opens`` rows (on by default) are those of
 :mod:`benchmarks.opens`: a CF-like dataset and a DataTree opened with xarray,
 round trips and time, zarrdask against engine="zarr".
+
+``--impls floor`` (not run by default) adds a diagnostic to the window row:
+the same twelve requests made with the same blocking obstore calls on as many
+threads as zarrdask uses, each inner chunk decoded by the same libzstd into a
+scratch buffer and copied into place, and nothing else (no indexing, readers,
+retries or pools; the index's checksum is checked). zarrdask's distance from
+the floor is what its own machinery costs; the floor's distance from
+tensorstore is what the transport costs.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -45,6 +54,8 @@ BUCKET = "zarrdask-bench"
 #: zarrdask through each of its URL paths (the setting ``url_store``); "zarrdask" alone
 #: (accepted by ``--impls``) is the default path
 IMPLS = ("zarrdask-fsspec", "zarrdask-obstore", "zarr-python", "tensorstore")
+#: the operations of the diagnostic implementation ``floor`` (``--impls floor``)
+FLOOR_OPS = ("window",)
 ZARRDASK = {"zarrdask": None, "zarrdask-fsspec": "fsspec", "zarrdask-obstore": "obstore"}
 OPS = (
     ("open100", "open 100 arrays of a non-consolidated group by name"),
@@ -176,6 +187,24 @@ class Worker:
         else:
             raise ValueError(op)
 
+    # the floor: the window's requests and decoding, nothing else ---------------
+    def fl_open(self, name: str):
+        from obstore.store import HTTPStore
+
+        return HTTPStore.from_url(f"{self.http}/{name}.zarr", client_options={"allow_http": True})
+
+    def fl(self, op: str) -> np.ndarray:
+        if op != "window":
+            raise ValueError(f"the floor reads the window only, not {op!r}")
+        return window_floor(self.handles["sharded"], self._floor_pool())
+
+    def _floor_pool(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        if not hasattr(self, "_pool"):
+            self._pool = ThreadPoolExecutor(8)
+        return self._pool
+
     # tensorstore -------------------------------------------------------------
     def _ts_http(self, path: str) -> dict:
         return {"driver": "zarr3", "kvstore": {"driver": "http", "base_url": self.http, "path": path}}
@@ -227,7 +256,7 @@ class Worker:
 
             if ZARRDASK[self.impl] is not None:
                 zarrdask.config.set(url_store=ZARRDASK[self.impl])
-        short = "zd" if self.impl in ZARRDASK else {"zarr-python": "zp", "tensorstore": "ts"}[self.impl]
+        short = "zd" if self.impl in ZARRDASK else {"zarr-python": "zp", "tensorstore": "ts", "floor": "fl"}[self.impl]
         fn = getattr(self, short)
         opener = getattr(self, short + "_open")
         for line in sys.stdin:
@@ -246,6 +275,74 @@ class Worker:
                 print(json.dumps({"ms": ms, "cpu_ms": cpu_ms}), flush=True)
             except Exception as e:  # reported in the table, the run goes on
                 print(json.dumps({"error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
+
+
+# -- the floor -----------------------------------------------------------------
+_SCRATCH = threading.local()
+
+
+def window_floor(store, pool) -> np.ndarray:
+    """``WINDOW`` of the sharded array at ``store`` (an obstore store), read
+    with the requests zarrdask makes and nothing else: each shard's index
+    (a suffix request; its ETag kept, its CRC32C checked), then one range per
+    row of inner chunks the window needs, asked ``If-Match`` that ETag, the
+    shard's two rows concurrently; each inner chunk decoded as its range
+    arrives into a scratch buffer and copied into the output, at most
+    zarrdask's setting ``threads`` decodes at once."""
+    import obstore
+
+    from zarrdask import config
+    from zarrdask.codecs.crc32c_codec import crc32c_value
+    from zarrdask.codecs.zstd_codec import _context
+
+    if _context() is None:
+        raise RuntimeError("the floor calls libzstd through numcodecs' zstd module, which does not export it here")
+    decoding = threading.Semaphore(int(config.get("threads")))
+
+    out = np.empty((WINDOW[0].stop - WINDOW[0].start, WINDOW[1].stop - WINDOW[1].start), dtype="f4")
+    per_shard = SHARD // CHUNK
+    index_size = per_shard * per_shard * 16 + 4
+    rows = range(WINDOW[0].start // CHUNK, (WINDOW[0].stop - 1) // CHUNK + 1)
+    cols = range(WINDOW[1].start // CHUNK, (WINDOW[1].stop - 1) // CHUNK + 1)
+
+    def decode(data: memoryview, row: int, col: int) -> None:
+        scratch = getattr(_SCRATCH, "buffer", None)
+        if scratch is None:
+            scratch = _SCRATCH.buffer = np.empty((CHUNK, CHUNK), dtype="f4")
+        with decoding:
+            if _context().decompress(data, memoryview(scratch).cast("B")) != scratch.nbytes:
+                raise ValueError(f"inner chunk ({row}, {col}) decodes to the wrong size")
+        r, c = row * CHUNK - WINDOW[0].start, col * CHUNK - WINDOW[1].start
+        out[r:r + CHUNK, c:c + CHUNK] = scratch
+
+    def row_of(path: str, etag: str, entries: np.ndarray, row: int, shard_cols: list[int]) -> None:
+        offsets = [(int(entries[row % per_shard, c % per_shard, 0]), int(entries[row % per_shard, c % per_shard, 1]))
+                   for c in shard_cols]
+        start, stop = min(o for o, _ in offsets), max(o + n for o, n in offsets)
+        got = obstore.get(store, path, options={"range": (start, stop), "if_match": etag})
+        data = memoryview(got.bytes())
+        for col, (offset, nbytes) in zip(shard_cols, offsets):
+            decode(data[offset - start:offset - start + nbytes], row, col)
+
+    def shard(key: tuple[int, int]) -> None:
+        path = f"c/{key[0]}/{key[1]}"
+        got = obstore.get(store, path, options={"range": {"suffix": index_size}})
+        raw = memoryview(got.bytes())
+        if crc32c_value(raw[:-4]) != int.from_bytes(raw[-4:], "little"):
+            raise ValueError(f"{path}: index checksum mismatch")
+        entries = np.frombuffer(raw[:-4], dtype="<u8").reshape(per_shard, per_shard, 2)
+        shard_rows = [r for r in rows if r // per_shard == key[0]]
+        shard_cols = [c for c in cols if c // per_shard == key[1]]
+        etag = got.meta["e_tag"]
+        others = [pool.submit(row_of, path, etag, entries, r, shard_cols) for r in shard_rows[1:]]
+        row_of(path, etag, entries, shard_rows[0], shard_cols)
+        for f in others:
+            f.result()
+
+    keys = sorted({(r // per_shard, c // per_shard) for r in rows for c in cols})
+    for f in [pool.submit(shard, key) for key in keys]:
+        f.result()
+    return out
 
 
 # -- the run -----------------------------------------------------------------
@@ -320,18 +417,20 @@ def _run_impls(impls, ops, repeat, latency, files, proxy, results) -> None:
         for client in clients:
             client.ask("prepare")
         for op in ops:
-            answers: dict = {client.impl: [] for client in clients}
+            answers: dict = {client.impl: [] for client in clients if client.impl != "floor" or op in FLOOR_OPS}
             stats: dict = {}
             for round_ in range(repeat):
                 for client in in_turn(clients, round_):
+                    if client.impl not in answers:
+                        continue
                     if answers[client.impl] and "error" in answers[client.impl][-1]:
                         continue
                     files.log.clear()
                     proxy.log.clear()
                     answers[client.impl].append(client.ask(op))
                     stats[client.impl] = (proxy if op.startswith("write_") else files).log.summary()
-            for client in clients:
-                _record(results, op, latency, client.impl, answers[client.impl], stats[client.impl])
+            for impl, answered in answers.items():
+                _record(results, op, latency, impl, answered, stats[impl])
     finally:
         for client in clients:
             client.close()
@@ -348,12 +447,12 @@ def _record(results, op, latency, impl, answers, stats) -> None:
     print(f"{latency:>4} ms  {impl:<16} {op:<14} {shown}  {stats}", file=sys.stderr, flush=True)
 
 
-_NAMES = {"zarrdask": "zarrdask (default)", "zarr-python": "zarr-python 3"}
+_NAMES = {"zarrdask": "zarrdask (default)", "zarr-python": "zarr-python 3", "floor": "floor (obstore + libzstd alone)"}
 
 
 def table(results: dict) -> str:
     lines = []
-    impls = [i for i in (*ZARRDASK, "zarr-python", "tensorstore")
+    impls = [i for i in (*ZARRDASK, "zarr-python", "tensorstore", "floor")
              if any(i in row.get(str(lat), {}) for row in results["rows"].values() for lat in results["latencies_ms"])]
     ours = [i for i in impls if i in ZARRDASK]
     for latency in results["latencies_ms"]:
