@@ -91,9 +91,8 @@ def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> 
     if dtype.hasobject:
         return _Scratch(np.empty(shape, dtype=dtype, order=order), None, free)  # type: ignore[arg-type]
     nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
-    if free and nbytes <= free[-1].nbytes <= 4 * nbytes + 4096:  # the last one given back: the usual case
-        buf = free.pop()
-    else:
-        i = next((i for i, b in enumerate(free) if nbytes <= b.nbytes <= 4 * nbytes + 4096), None)
-        buf = np.empty(max(nbytes, 1), dtype=np.uint8) if i is None else free.pop(i)
+    i = len(free) - 1  # the last one given back first: the usual fit
+    while i >= 0 and not nbytes <= free[i].nbytes <= 4 * nbytes + 4096:
+        i -= 1
+    buf = free.pop(i) if i >= 0 else np.empty(max(nbytes, 1), dtype=np.uint8)
     return _Scratch(buf[:nbytes].view(dtype).reshape(shape, order=order), buf, free)
