@@ -96,13 +96,21 @@ def prepare(root: str) -> dict:
     return {"needed_window_bytes": _window_bytes(os.path.join(root, "sharded.zarr"))}
 
 
+#: inner chunks along each side of a shard, and the bytes of a shard's index (16 per inner chunk, a CRC32C)
+_PER_SHARD = SHARD // CHUNK
+_INDEX_SIZE = _PER_SHARD * _PER_SHARD * 16 + 4
+
+
+def _window_chunks() -> tuple[range, range]:
+    """The rows and the columns of inner chunks (over the whole array) the window touches."""
+    return tuple(range(w.start // CHUNK, (w.stop - 1) // CHUNK + 1) for w in WINDOW)  # type: ignore[return-value]
+
+
 def _window_bytes(path: str) -> int:
     """Bytes of the inner chunks the window needs, plus the indexes of their shards."""
-    cps = SHARD // CHUNK
-    index_size = cps * cps * 16 + 4
+    cps, index_size = _PER_SHARD, _INDEX_SIZE
     total = 0
-    rows = range(WINDOW[0].start // CHUNK, (WINDOW[0].stop - 1) // CHUNK + 1)
-    cols = range(WINDOW[1].start // CHUNK, (WINDOW[1].stop - 1) // CHUNK + 1)
+    rows, cols = _window_chunks()
     shards = set()
     for r in rows:
         for c in cols:
@@ -300,10 +308,8 @@ def window_floor(store, pool) -> np.ndarray:
     decoding = threading.Semaphore(int(config.get("threads")))
 
     out = np.empty((WINDOW[0].stop - WINDOW[0].start, WINDOW[1].stop - WINDOW[1].start), dtype="f4")
-    per_shard = SHARD // CHUNK
-    index_size = per_shard * per_shard * 16 + 4
-    rows = range(WINDOW[0].start // CHUNK, (WINDOW[0].stop - 1) // CHUNK + 1)
-    cols = range(WINDOW[1].start // CHUNK, (WINDOW[1].stop - 1) // CHUNK + 1)
+    per_shard = _PER_SHARD
+    rows, cols = _window_chunks()
 
     def decode(data: memoryview, row: int, col: int) -> None:
         scratch = getattr(_SCRATCH, "buffer", None)
@@ -326,7 +332,7 @@ def window_floor(store, pool) -> np.ndarray:
 
     def shard(key: tuple[int, int]) -> None:
         path = f"c/{key[0]}/{key[1]}"
-        got = obstore.get(store, path, options={"range": {"suffix": index_size}})
+        got = obstore.get(store, path, options={"range": {"suffix": _INDEX_SIZE}})
         raw = memoryview(got.bytes())
         if crc32c_value(raw[:-4]) != int.from_bytes(raw[-4:], "little"):
             raise ValueError(f"{path}: index checksum mismatch")
