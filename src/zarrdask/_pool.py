@@ -211,23 +211,29 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     taken, stop = [0], [False]
     done: queue.SimpleQueue = queue.SimpleQueue()
     slots = _Slots(limit)
+    # the work, emptied when the batch ends: a helper that starts or returns
+    # late does not keep what the calls refer to (a read's output) alive
+    # after the caller has its results
+    work: list[Any] = [fn, items]
 
-    def take() -> int | None:
+    def take() -> tuple[int, Callable[[T], R], Sequence[T]] | None:
         with lock:
             if stop[0] or taken[0] >= n:
                 return None
             taken[0] += 1
-            return taken[0] - 1
+            return taken[0] - 1, work[0], work[1]
 
-    def call(i: int) -> tuple[int, Any, BaseException | None]:
+    def call(job: tuple[int, Callable[[T], R], Sequence[T]]) -> tuple[int, Any, BaseException | None]:
+        i, f, xs = job
         try:
-            return i, fn(items[i]), None
+            return i, f(xs[i]), None
         except BaseException as e:  # raised in the caller when it comes to it
             return i, None, e
 
     def helper() -> None:
-        while slots.acquire() and (i := take()) is not None:
-            done.put(call(i))
+        while slots.acquire() and (job := take()) is not None:
+            done.put(call(job))
+            del job
         slots.release()
 
     pool = io_executor()
@@ -258,6 +264,7 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     finally:
         with lock:
             stop[0] = True
+            work.clear()
         for _ in range(helpers):  # helpers waiting for a slot find nothing left and return
             slots.release()
 

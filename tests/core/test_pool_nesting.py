@@ -8,8 +8,11 @@ on queued work would hang."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
+import weakref
+from functools import partial
 
 import pytest
 
@@ -140,6 +143,41 @@ def test_run_steps_raises_the_first_failure(small_pools):
 
     with pytest.raises(OSError, match="read 3"):
         _within(60, lambda: _pool.run_steps({i: "r" for i in range(5)}, read, lambda i, a: None, threads=2))
+
+
+def _refers(out, x):
+    return out is not None
+
+
+def test_a_batch_holds_nothing_of_its_calls_once_it_returns(small_pools):
+    # every I/O thread is busy, the batch's caller on one of them: it makes
+    # all the calls itself, its helper starts only when a thread is free,
+    # after the batch returned; it must not keep what the calls refer to (a
+    # read's output) alive until then
+    class Output:
+        pass
+
+    gate = threading.Event()
+    refs: queue.SimpleQueue = queue.SimpleQueue()
+    pool = _pool.io_executor()
+    blockers = [pool.submit(gate.wait) for _ in range(pool._max_workers - 1)]
+
+    def batch():
+        out = Output()
+        assert _pool.io_map(partial(_refers, out), [0, 1, 2]) == [True] * 3
+        refs.put(weakref.ref(out))
+        del out
+        gate.wait()  # this thread stays busy too
+
+    caller = pool.submit(batch)
+    try:
+        ref = refs.get(timeout=60)
+        assert pool._work_queue.qsize() == 1  # the helper, not started
+        assert ref() is None
+    finally:
+        gate.set()
+        for f in [*blockers, caller]:
+            f.result()
 
 
 @pytest.mark.parametrize("from_io_thread", [False, True])
