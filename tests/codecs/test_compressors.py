@@ -18,6 +18,8 @@ import pytest
 
 from zarrdask.codecs.abc import ChunkSpec
 from zarrdask.codecs.blosc_codec import CNAMES, BloscCodec
+from zarrdask.codecs.bytes_codec import BytesCodec
+from zarrdask.codecs.chain import CodecChain
 from zarrdask.codecs.gzip_codec import GzipCodec
 from zarrdask.codecs import zstd_codec
 from zarrdask.codecs.zstd_codec import ZstdCodec, frame_content_size, libzstd, split_frames
@@ -253,6 +255,42 @@ def test_zstd_checksum_mismatch_either_way(zstd_way):
     encoded[-1] ^= 0xFF
     with pytest.raises(ChecksumError, match="k/0"):
         ZstdCodec(checksum=True).decode(bytes(encoded), SPEC, "k/0")
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_zstd_chunks_in_a_chain_decode_and_fail_the_same_through_the_shortcut(zstd_way, layout):
+    # the chain decodes the usual chunk (one frame declaring the chunk's size)
+    # with ZstdCodec.decode_exact, straight into the output or through a
+    # scratch buffer; anything else goes the long way, which says what is wrong
+    chain = CodecChain([], BytesCodec(endian="little"), [ZstdCodec()])
+    spec = ChunkSpec((50, 50), np.dtype("<f4"), 0.0, "C")
+    values = np.arange(2500, dtype="<f4").reshape(50, 50)
+    good = chain.encode(values, spec)
+    target = memoryview(np.empty(values.nbytes, np.uint8))
+    assert ZstdCodec().decode_exact(good, target) == (zstd_way == "libzstd")
+    if zstd_way == "libzstd":
+        assert np.array_equal(np.frombuffer(target, "<f4").reshape(50, 50), values)
+
+    whole = np.full((60, 60), -1, "<f4")
+    out = whole[5:55, 5:55] if layout == "strided" else np.full((50, 50), -1, "<f4")
+    chain.decode_into(good, spec, out, "c/3")
+    assert np.array_equal(out, values)
+    if layout == "strided":
+        assert (whole[:5] == -1).all() and (whole[:, 55:] == -1).all()
+    checksummed = bytearray(CodecChain([], BytesCodec(endian="little"), [ZstdCodec(checksum=True)]).encode(values, spec))
+    checksummed[-1] ^= 0xFF
+    wrong_size = chain.encode(values[:49], ChunkSpec((49, 50), np.dtype("<f4"), 0.0, "C"))
+    for bad, error in [(bytes(checksummed), ChecksumError), (wrong_size, CorruptChunkError),
+                       (good[:-5], CorruptChunkError), (b"\x28\xb5\x2f\xfd" + bytes(30), CorruptChunkError)]:
+        assert not ZstdCodec().decode_exact(bad, target)
+        with pytest.raises(error, match="'c/3'"):
+            chain.decode_into(bad, spec, out, "c/3")
+    # elements not stored as they lie in memory: the long way, right all the same
+    big_endian = ChunkSpec((50, 50), np.dtype(">f4"), 0.0, "C")
+    assert chain._exact(big_endian.dtype) is None and chain._exact(spec.dtype) is chain.bytes_bytes[0]
+    swapped = np.empty((50, 50), ">f4")
+    chain.decode_into(chain.encode(values.astype(">f4"), big_endian), big_endian, swapped, "c/3")
+    assert np.array_equal(swapped, values)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="numcodecs' Linux wheels export libzstd's functions")

@@ -349,6 +349,7 @@ class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
     """
 
     name = "zstd"
+    exact_decode = True
 
     def __init__(self, level: int = 0, checksum: bool = False) -> None:
         if not isinstance(level, int) or isinstance(level, bool) or not -131072 <= level <= 22:
@@ -387,6 +388,20 @@ class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
 
     def decode_within(self, data: bytes | memoryview, spec: ChunkSpec, bound: DecodeBound) -> Any:
         return decode_zstd(self._zstd, data, bound)
+
+    def decode_exact(self, data: Any, target: memoryview) -> bool:
+        """One frame declaring ``target``'s size, decompressed into it by
+        libzstd (:func:`decode_zstd`'s usual case without its checks'
+        wrapping); ``False`` for anything else, failures included."""
+        mv = byte_view(data)
+        size = target.nbytes
+        context = _context() if size else None
+        if context is None or frame_content_size(mv) != size:
+            return False
+        try:
+            return context.decompress(mv, target) == size
+        except RuntimeError:
+            return False
 
     def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> memoryview | None:
         """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``
