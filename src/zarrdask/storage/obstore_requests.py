@@ -39,7 +39,7 @@ from typing import Any, Callable, Hashable, NoReturn
 from .. import config
 from ..errors import StoreError
 from .conditional import MISSING, NOT_MODIFIED, PRECONDITION_FAILED, UNSATISFIABLE, Reply
-from .retry import map_retrying
+from .retry import map_calls
 
 __all__ = [
     "is_obstore_store",
@@ -209,10 +209,6 @@ def answer_for(error: BaseException) -> Any:
 
 
 # -- requests ----------------------------------------------------------------
-def _never(error: BaseException) -> bool:
-    return False
-
-
 def _obstore_range(header: str) -> Any:
     """obstore's form of an HTTP ``Range`` header ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n``."""
     match = _RANGE_HEADER.match(header)
@@ -290,4 +286,4 @@ class ObstoreBackend:
         """Make the requests concurrently on the I/O threads (at most
         ``io_concurrency`` at once; a lone one in the calling thread);
         exceptions in place, not retried here."""
-        return map_retrying(calls, int(config.get("io_concurrency")), transient=_never)
+        return map_calls(calls, int(config.get("io_concurrency")))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
 from typing import Any, Awaitable, Callable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .. import config
@@ -297,6 +298,23 @@ def retry_batch(
     return out
 
 
+def _result_or_error(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as e:
+        return e
+
+
+def map_calls(calls: Sequence[Callable[[], Any]], limit: int) -> list[Any]:
+    """Results of the blocking calls ``call()`` for every ``call`` of
+    ``calls``, run concurrently on the I/O threads (at most ``limit`` at once;
+    a single call runs in the calling thread), in order, failures in place
+    (none made again)."""
+    from .._pool import io_map
+
+    return io_map(_result_or_error, list(calls), limit)
+
+
 def map_retrying(
     calls: Sequence[Callable[[], Any]],
     limit: int,
@@ -304,22 +322,10 @@ def map_retrying(
     transient: Callable[[BaseException], bool] = is_transient,
     policy: RetryPolicy | None = None,
 ) -> list[Any]:
-    """Results of the blocking calls ``call()`` for every ``call`` of
-    ``calls``, run concurrently on the I/O threads (at most ``limit`` at once;
-    a single call runs in the calling thread), each made again after a
-    transient failure. Results are in order, failures in place, as
-    :func:`gather_retrying` gives them."""
-    from .._pool import io_map
-
+    """:func:`map_calls`, each call made again after a transient failure.
+    Results are in order, failures in place, as :func:`gather_retrying` gives them."""
     policy = policy or RetryPolicy.current()
-
-    def one(call: Callable[[], Any]) -> Any:
-        try:
-            return retry_call(call, transient=transient, policy=policy)
-        except Exception as e:
-            return e
-
-    return io_map(one, list(calls), limit)
+    return map_calls([partial(retry_call, call, transient=transient, policy=policy) for call in calls], limit)
 
 
 async def gather_retrying(
