@@ -12,6 +12,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numcodecs.blosc
+import ml_dtypes
 import numcodecs.zstd
 import numpy as np
 import pytest
@@ -291,6 +292,12 @@ def test_zstd_chunks_in_a_chain_decode_and_fail_the_same_through_the_shortcut(zs
     swapped = np.empty((50, 50), ">f4")
     chain.decode_into(chain.encode(values.astype(">f4"), big_endian), big_endian, swapped, "c/3")
     assert np.array_equal(swapped, values)
+    # ml_dtypes numbers export no buffer (float8_e5m2 even says it is a float): the long way too
+    e5m2 = ChunkSpec((50, 50), np.dtype(ml_dtypes.float8_e5m2), 0.0, "C")
+    assert chain._exact(e5m2.dtype) is None
+    small = np.full((60, 60), 1, e5m2.dtype)
+    chain.decode_into(chain.encode(values.astype(e5m2.dtype), e5m2), e5m2, small[5:55, 5:55], "c/3")
+    assert np.array_equal(small[5:55, 5:55], values.astype(e5m2.dtype))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="numcodecs' Linux wheels export libzstd's functions")

@@ -304,8 +304,10 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
             pass
         bb = self.bytes_bytes
         found = None
-        if (not self.array_array and len(bb) == 1 and bb[0].exact_decode and dtype.kind in "biufc"
-                and self.array_bytes.stores_as_is(dtype)):
+        # numpy's own numbers only: an ml_dtypes type (some say they are
+        # floats) exports no buffer to view as bytes
+        if (not self.array_array and len(bb) == 1 and bb[0].exact_decode and dtype.isbuiltin == 1
+                and dtype.kind in "biufc" and self.array_bytes.stores_as_is(dtype)):
             found = bb[0]
         self._exacts[dtype] = found
         return found
