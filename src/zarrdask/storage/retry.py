@@ -30,6 +30,7 @@ from functools import partial
 from typing import Any, Awaitable, Callable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .. import config
+from .._pool import io_map
 from ..errors import InvalidKeyError, ReadOnlyError, StoreError, ValueChangedError
 
 __all__ = [
@@ -277,7 +278,6 @@ def retry_batch(
     every time holds a :class:`RetriesExhausted`, other failures their
     exception as ``run`` returned it.
     """
-    policy = policy or RetryPolicy.current()
     out: list[Any] = [None] * count
     pending = list(range(count))
     attempt = 0
@@ -286,6 +286,7 @@ def retry_batch(
         again = []
         for index, result in zip(pending, results):
             if isinstance(result, BaseException) and transient(result):
+                policy = policy or RetryPolicy.current()  # read once a request failed, not for every batch
                 if attempt < policy.retries:
                     again.append(index)
                     continue
@@ -310,8 +311,6 @@ def map_calls(calls: Sequence[Callable[[], Any]], limit: int) -> list[Any]:
     ``calls``, run concurrently on the I/O threads (at most ``limit`` at once;
     a single call runs in the calling thread), in order, failures in place
     (none made again)."""
-    from .._pool import io_map
-
     return io_map(_result_or_error, list(calls), limit)
 
 
