@@ -315,12 +315,6 @@ class ArrayBytesCodec(Codec):
         """Size of every encoding of a chunk of ``spec``, if fixed (else ``None``)."""
         return None
 
-    def stores_as_is(self, dtype: np.dtype) -> bool:
-        """Whether this codec stores a C-order chunk of ``dtype`` as its
-        elements' bytes exactly as they lie in memory (the ``bytes`` codec with
-        the native byte order): then decoding is copying those bytes."""
-        return False
-
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The data type of the elements this codec stores a chunk of ``spec``
         as, one after another in ``spec.order`` with nothing else, when it does

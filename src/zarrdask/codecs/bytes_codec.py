@@ -243,11 +243,11 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         byte order equal to ``out``'s."""
         if not isinstance(out, np.ndarray) or out.dtype != spec.dtype or out.shape != tuple(spec.shape):
             return None
-        if not (out.flags.c_contiguous and out.flags.writeable and self.stores_as_is(out.dtype)):
+        if not (out.flags.c_contiguous and out.flags.writeable and self._stored_as_is(out.dtype)):
             return None
         return memoryview(out.reshape(-1).view(np.uint8))
 
-    def stores_as_is(self, dtype: np.dtype) -> bool:
+    def _stored_as_is(self, dtype: np.dtype) -> bool:
         """Whether this codec stores elements of ``dtype`` byte for byte as they
         lie in memory (worked out once per data type: it is asked per chunk)."""
         as_is = self._as_is.get(dtype)

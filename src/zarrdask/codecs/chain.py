@@ -98,9 +98,6 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         self.array_array = tuple(array_array)
         self.array_bytes = array_bytes
         self.bytes_bytes = tuple(bytes_bytes)
-        #: data type -> the bytes→bytes codec that decodes its usual chunk
-        #: straight to the elements (:meth:`_exact`), or None
-        self._exacts: dict[np.dtype, BytesBytesCodec | None] = {}
 
     @classmethod
     def from_codecs(
@@ -262,16 +259,6 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         larger array) with as few copies as the codecs allow: straight into
         ``out``'s memory when it is contiguous, else into a reused scratch chunk
         copied into place."""
-        exact = self._exact(spec.dtype)
-        if exact is not None and spec.order == "C" and out.dtype == spec.dtype and out.shape == spec.shape:
-            if out.flags.c_contiguous and out.flags.writeable:
-                if exact.decode_exact(data, memoryview(out).cast("B")):
-                    return
-            else:
-                with scratch_array(spec.shape, spec.dtype) as buf:
-                    if exact.decode_exact(data, memoryview(buf).cast("B")):
-                        out[...] = buf
-                        return
         ab = self.array_bytes
         if not self.array_array:
             target = ab.raw_target(out, spec)
@@ -292,25 +279,6 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
                     out[...] = buf
                     return
         out[...] = self.decode(data, spec, key)
-
-    def _exact(self, dtype: np.dtype) -> BytesBytesCodec | None:
-        """The chain's one bytes→bytes codec when it decodes its usual chunk
-        straight into the elements' memory (:meth:`BytesBytesCodec.decode_exact`):
-        nothing else in the chain but an array→bytes codec that stores
-        ``dtype``'s numbers as they lie in memory. Worked out once per data type."""
-        try:
-            return self._exacts[dtype]
-        except KeyError:
-            pass
-        bb = self.bytes_bytes
-        found = None
-        # numpy's own numbers only: an ml_dtypes type (some say they are
-        # floats) exports no buffer to view as bytes
-        if (not self.array_array and len(bb) == 1 and bb[0].exact_decode and dtype.isbuiltin == 1
-                and dtype.kind in "biufc" and self.array_bytes.stores_as_is(dtype)):
-            found = bb[0]
-        self._exacts[dtype] = found
-        return found
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The data type a stored chunk's bytes are, element by element in C
@@ -333,10 +301,15 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         return self._decode_bytes(data, self.encoded_spec(spec), key, 0)
 
     def _decode_raw(self, data: Any, spec: ChunkSpec, target: memoryview, key: str) -> None:
-        """Decode the bytes→bytes codecs, the outermost straight into ``target``."""
+        """Decode the bytes→bytes codecs, the outermost straight into ``target``
+        (the usual chunk of a lone codec with :meth:`~BytesBytesCodec.decode_exact`
+        through it, anything else the long way, which says what is wrong)."""
         data = self._decode_bytes(data, spec, key, 1)
         if self.bytes_bytes:
-            bounded_decode(self.bytes_bytes[0], data, spec, key, out=target)
+            first = self.bytes_bytes[0]
+            if len(self.bytes_bytes) == 1 and first.exact_decode and first.decode_exact(data, target):
+                return
+            bounded_decode(first, data, spec, key, out=target)
             return
         if len(data) != len(target):
             raise CorruptChunkError(
