@@ -19,7 +19,9 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import traceback
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
@@ -138,7 +140,7 @@ def spread(items: Sequence[T], threads: int) -> list[T]:
 # batch of requests: a reference store's targets, the members of a group): an
 # I/O thread that waits on a nested batch first runs the parts of it no thread
 # has taken yet, so a full pool never waits on its own queue.
-_io_pool: ThreadPoolExecutor | None = None
+_io_pool: "IOThreads | None" = None
 _io_pid: int | None = None
 
 
@@ -156,14 +158,105 @@ def _on_io_thread() -> bool:
 IO_THREADS_PER_REQUEST = 4
 
 
-def io_executor() -> ThreadPoolExecutor:
-    """The process's pool of I/O threads: ``IO_THREADS_PER_REQUEST`` times the
-    setting ``io_concurrency`` (started as needed)."""
+class IOThreads:
+    """The I/O threads: calls run in the order given by at most ``size``
+    threads, each started when a call finds no idle one. Lighter than
+    ``ThreadPoolExecutor`` where it counts, on every request: :meth:`start`
+    makes no future and takes no lock written in Python (a batch's helpers
+    report through their own queue); :meth:`submit` makes the future those
+    who wait on one call need. Once nothing refers to it (the setting
+    ``io_concurrency`` changed), its threads end when the calls given to it
+    are done."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._state = state = _IOState()
+        weakref.finalize(self, _end, state)
+
+    def start(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` on an I/O thread; it must not raise (what it
+        raises is printed, and the thread goes on)."""
+        state = self._state
+        state.calls.put((fn, args))
+        with state.lock:
+            if state.idle:  # one of them takes it
+                state.idle -= 1
+                return
+            if state.threads >= self.size:  # it waits for a thread to be free
+                return
+            state.threads += 1
+            n = state.threads
+        threading.Thread(target=_work, args=(state,), name=f"zarrdask-io_{n}", daemon=True).start()
+
+    def submit(self, fn: Callable[..., R], *args: object) -> "Future[R]":
+        """``fn(*args)`` on an I/O thread, with a future of its result."""
+        future: Future = Future()
+        self.start(_settle, future, fn, args)
+        return future
+
+    def queued(self) -> int:
+        """Calls given and not taken by a thread yet."""
+        return self._state.calls.qsize()
+
+
+class _IOState:
+    """What an :class:`IOThreads` shares with its threads (which do not refer
+    to the pool itself, so that it can be collected)."""
+
+    __slots__ = ("calls", "lock", "threads", "idle")
+
+    def __init__(self) -> None:
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.threads = 0
+        self.idle = 0
+
+
+def _work(state: _IOState) -> None:
+    _mark_io_thread()
+    calls, lock = state.calls, state.lock
+    while (call := calls.get()) is not None:
+        fn, args = call
+        del call
+        try:
+            fn(*args)
+        except BaseException:  # the calls report their own failures; this one did not
+            traceback.print_exc()
+        del fn, args  # nothing of a call kept while the thread waits for the next
+        with lock:
+            state.idle += 1
+
+
+def _end(state: _IOState) -> None:
+    """Let the threads end once the calls given so far are done."""
+    with state.lock:
+        threads = state.threads
+    for _ in range(threads):
+        state.calls.put(None)
+
+
+def _settle(future: Future, fn: Callable[..., object], args: tuple) -> None:
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        result = fn(*args)
+    except BaseException as e:
+        future.set_exception(e)
+    else:
+        future.set_result(result)
+
+
+def io_executor() -> IOThreads:
+    """The process's I/O threads: ``IO_THREADS_PER_REQUEST`` times the setting
+    ``io_concurrency`` (started as needed)."""
     global _io_pool, _io_pid
     size = IO_THREADS_PER_REQUEST * max(1, int(config.get("io_concurrency")))
+    pool = _io_pool
+    if pool is not None and pool.size == size and _io_pid == os.getpid():
+        return pool
     with _pool_lock:
-        if _io_pool is None or _io_pid != os.getpid() or _io_pool._max_workers != size:
-            _io_pool = ThreadPoolExecutor(size, thread_name_prefix="zarrdask-io", initializer=_mark_io_thread)
+        if _io_pool is None or _io_pid != os.getpid() or _io_pool.size != size:
+            _io_pool = IOThreads(size)
             _io_pid = os.getpid()
         return _io_pool
 
@@ -239,22 +332,20 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
     pool = io_executor()
     helpers = limit - (1 if helps else 0)
     for _ in range(helpers):
-        pool.submit(helper)
+        pool.start(helper)
     handed = 0
     try:
         while handed < n:
-            try:
-                i, result, error = done.get_nowait()
-            except queue.Empty:
-                mine = None
-                if helps and slots.acquire(blocking=False):
-                    mine = take()
-                    if mine is None:
-                        slots.release()
-                if mine is not None:
-                    i, result, error = call(mine)
-                else:
-                    i, result, error = done.get()  # a call a helper is running (or its result)
+            # (asked, not tried: an exception per miss costs more than the call)
+            mine = None
+            if helps and done.empty() and slots.try_acquire():
+                mine = take()
+                if mine is None:
+                    slots.release()
+            if mine is not None:
+                i, result, error = call(mine)
+            else:
+                i, result, error = done.get()  # a result, or a call a helper is running
             handed += 1
             slots.release()
             if error is not None:
@@ -271,29 +362,31 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
 
 class _Slots:
     """A counting semaphore on a C-level queue of tokens: acquiring and
-    releasing cost a fraction of ``threading.Semaphore``'s (which is written in
-    Python), which counts when every request or chunk takes one."""
+    releasing are the queue's own methods (no Python frame), a fraction of
+    ``threading.Semaphore``'s cost (written in Python), which counts when
+    every request or chunk takes one."""
+
+    __slots__ = ("acquire", "release", "_take", "_none_left")
 
     def __init__(self, n: int) -> None:
-        self._tokens: queue.SimpleQueue = queue.SimpleQueue()
+        tokens: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(n):
-            self._tokens.put(None)
+            tokens.put(True)
+        #: wait for a slot (returns ``True``)
+        self.acquire: Callable[[], bool] = tokens.get
+        #: give a slot back
+        self.release: Callable[[], None] = partial(tokens.put, True)
+        self._take = tokens.get_nowait
+        self._none_left = tokens.empty
 
-    def acquire(self, blocking: bool = True) -> bool:
-        try:
-            self._tokens.get(blocking)
-        except queue.Empty:
+    def try_acquire(self) -> bool:
+        """A slot if one is free, without waiting; whether taken."""
+        if self._none_left():  # (asked first: an exception per miss costs more)
             return False
-        return True
-
-    def release(self) -> None:
-        self._tokens.put(None)
-
-    def __enter__(self) -> None:
-        self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+        try:
+            return self._take()
+        except queue.Empty:  # taken by another thread meanwhile
+            return False
 
 
 def futures_unordered(start: Callable[[int], Any], count: int, limit: int | None = None) -> Iterator[tuple[int, Any]]:
@@ -410,8 +503,11 @@ def run_steps(
     slots = _Slots(1 if _in_pool() else max(1, pool_threads(threads)))
 
     def cpu(fn: Callable[[Any], Any], x: Any) -> Any:
-        with slots:
+        slots.acquire()
+        try:
             return _pool_work(fn, x)
+        finally:
+            slots.release()
 
     def steps(item: tuple[int, Any]) -> None:
         i, requests = item

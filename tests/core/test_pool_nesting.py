@@ -8,6 +8,7 @@ on queued work would hang."""
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -73,7 +74,7 @@ def test_threads_one_keeps_nested_work_in_the_calling_thread(small_pools):
 def test_nested_io_batches_on_a_full_pool_complete(small_pools):
     # io_concurrency=2: each batch keeps 2 calls in flight, on a pool of 8
     # threads; three levels of nesting want 2 + 4 + 8 threads at once
-    assert _pool.io_executor()._max_workers == 2 * _pool.IO_THREADS_PER_REQUEST
+    assert _pool.io_executor().size == 2 * _pool.IO_THREADS_PER_REQUEST
 
     def level(depth):
         if depth == 0:
@@ -160,7 +161,7 @@ def test_a_batch_holds_nothing_of_its_calls_once_it_returns(small_pools):
     gate = threading.Event()
     refs: queue.SimpleQueue = queue.SimpleQueue()
     pool = _pool.io_executor()
-    blockers = [pool.submit(gate.wait) for _ in range(pool._max_workers - 1)]
+    blockers = [pool.submit(gate.wait) for _ in range(pool.size - 1)]
 
     def batch():
         out = Output()
@@ -172,7 +173,7 @@ def test_a_batch_holds_nothing_of_its_calls_once_it_returns(small_pools):
     caller = pool.submit(batch)
     try:
         ref = refs.get(timeout=60)
-        assert pool._work_queue.qsize() == 1  # the helper, not started
+        assert pool.queued() == 1  # the helper, not started
         assert ref() is None
     finally:
         gate.set()
@@ -225,3 +226,74 @@ def test_io_unordered_keeps_at_most_limit_calls_unconsumed_and_stops_with_its_ca
     assert all(name.startswith("zarrdask-io") for name in threads)
     if not from_io_thread:
         assert me not in threads
+
+
+def test_io_threads_run_calls_on_at_most_size_named_threads_and_settle_futures(small_pools):
+    pool = _pool.io_executor()
+    assert pool.size == 2 * _pool.IO_THREADS_PER_REQUEST
+    seen: set = set()
+    gate = threading.Event()
+
+    def work(x):
+        seen.add((threading.current_thread().name, _pool._on_io_thread()))
+        gate.wait(10)
+        return x * 3
+
+    futures = [pool.submit(work, x) for x in range(3 * pool.size)]
+    time.sleep(0.05)
+    assert pool.queued() == 2 * pool.size  # every thread busy; the rest wait their turn
+    gate.set()
+    assert [f.result(timeout=60) for f in futures] == [3 * x for x in range(3 * pool.size)]
+    assert len(seen) <= pool.size
+    assert all(name.startswith("zarrdask-io") and io for name, io in seen)
+
+    def fails():
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        pool.submit(fails).result(timeout=60)
+
+
+def test_a_call_that_raises_leaves_its_io_thread_working(small_pools, capsys):
+    pool = _pool.io_executor()
+    done = queue.SimpleQueue()
+
+    def fails():
+        done.put(threading.current_thread())
+        raise RuntimeError("a helper that failed")
+
+    for _ in range(2 * pool.size):
+        pool.start(fails)
+    threads = {done.get(timeout=60) for _ in range(2 * pool.size)}
+    assert pool.submit(lambda: 5).result(timeout=60) == 5
+    assert all(t.is_alive() for t in threads)
+    err, deadline = "", time.monotonic() + 30  # each failure printed (after it was put in `done`)
+    while err.count("RuntimeError: a helper that failed") < 2 * pool.size and time.monotonic() < deadline:
+        time.sleep(0.01)
+        err += capsys.readouterr().err
+    assert err.count("RuntimeError: a helper that failed") == 2 * pool.size
+
+
+def test_io_threads_of_another_size_end_once_nothing_refers_to_them():
+    # changing io_concurrency makes a new pool; a batch still holding the old
+    # one can go on using it, and its threads end once it is dropped
+    with zarrdask.config.set(io_concurrency=1):
+        old = _pool.io_executor()
+        threads = queue.SimpleQueue()
+        for _ in range(old.size):
+            old.submit(lambda: threads.put(threading.current_thread())).result(timeout=60)
+        with zarrdask.config.set(io_concurrency=2):
+            new = _pool.io_executor()
+            assert new is not old and new.size == 2 * old.size
+            assert new.submit(lambda: 1).result(timeout=60) == 1
+            assert old.submit(lambda: 2).result(timeout=60) == 2  # still served
+        seen = set()
+        while not threads.empty():
+            seen.add(threads.get())
+        assert seen and all(t.is_alive() for t in seen)
+        del old
+        gc.collect()
+        deadline = time.monotonic() + 30
+        while any(t.is_alive() for t in seen) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(t.is_alive() for t in seen)
