@@ -13,15 +13,23 @@ from zarrdask.indexing import Indexer
 
 def gather(a: np.ndarray, chunks: tuple[int, ...], selection, allow_arrays=True) -> np.ndarray:
     """Read ``selection`` of ``a`` chunk by chunk, as the engine does."""
-    ix = Indexer(selection, a.shape, chunks, allow_arrays=allow_arrays)
-    out = np.full(ix.out_shape, -1, dtype=a.dtype)
-    for p in ix:
-        region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(p.coords, chunks))
-        chunk = np.full(chunks, -2, dtype=a.dtype)
-        part = a[region]
-        chunk[tuple(slice(0, n) for n in part.shape)] = part
-        out[p.out_selection] = p.select(chunk)
+    return read_through(Indexer(selection, a.shape, chunks, allow_arrays=allow_arrays), a, chunks)
+
+
+def read_through(indexer, a: np.ndarray, chunks: tuple[int, ...]) -> np.ndarray:
+    """``indexer``'s selection of ``a`` (stored in ``chunks``), chunk by chunk."""
+    out = np.full(indexer.out_shape, -1, dtype=a.dtype)
+    for p in indexer:
+        out[p.out_selection] = p.select(chunk_of(a, p.coords, chunks))
     return out
+
+
+def chunk_of(a: np.ndarray, coords: tuple[int, ...], chunks: tuple[int, ...]) -> np.ndarray:
+    """The chunk at ``coords`` of ``a`` stored in ``chunks`` (padded past the edge)."""
+    chunk = np.full(chunks, -2, dtype=a.dtype)
+    part = a[tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, chunks))]
+    chunk[tuple(slice(0, n) for n in part.shape)] = part
+    return chunk
 
 
 def orthogonal_reference(a: np.ndarray, selection) -> np.ndarray:
@@ -108,3 +116,36 @@ def test_huge_unsigned_indices_are_out_of_bounds():
     # cast to intp first, 2**64 - 1 would have read as -1: the last element
     with pytest.raises(BoundsCheckError, match="18446744073709551615"):
         Indexer((np.array([2**64 - 1], dtype=np.uint64),), (4,), (2,), allow_arrays=True)
+
+
+def _projections(indexer) -> list:
+    """An indexer's projections as comparable tuples (arrays as lists)."""
+    def plain(x):
+        if isinstance(x, np.ndarray):
+            return ("array", x.tolist())
+        if isinstance(x, tuple):
+            return tuple(plain(v) for v in x)
+        return x
+    return [(p.coords, plain(p.chunk_selection), plain(p.out_selection), p.is_complete, plain(p.pre_selection),
+             plain(p.dims)) for p in indexer]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_inner_indexer_takes_the_chunk_selection_as_it_is(data):
+    # a shard's inner indexer is built from a projection's `dims`, already
+    # normalised within the chunk, without normalising them again: it must
+    # project exactly as an indexer normalising them does
+    shape = tuple(data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=3)))
+    chunks = tuple(data.draw(st.integers(1, 8)) for _ in shape)
+    inner = tuple(data.draw(st.integers(1, c)) for c in chunks)
+    selection = tuple(data.draw(dim_selection(n)) for n in shape)
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    for p in Indexer(selection, shape, chunks, allow_arrays=True):
+        fast = p.inner_indexer(chunks, inner)
+        slow = Indexer(p.dims, chunks, inner, allow_arrays=True)
+        assert fast.out_shape == slow.out_shape
+        assert _projections(fast) == _projections(slow)
+        # and reading the chunk through the inner indexer gives the chunk's part
+        chunk = chunk_of(a, p.coords, chunks)
+        np.testing.assert_array_equal(read_through(fast, chunk, inner), p.select(chunk))

@@ -40,7 +40,7 @@ class ChunkKeyEncoding:
 
     def encode(self, coords: tuple[int, ...]) -> str:
         if self.name == "default":
-            return "c" + "".join(self.separator + str(i) for i in coords)
+            return "c" + self.separator + self.separator.join(map(str, coords)) if coords else "c"
         if not coords:
             return "0"
         return self.separator.join(map(str, coords))

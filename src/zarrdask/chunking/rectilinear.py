@@ -18,6 +18,7 @@ taken before; an all-``int`` tuple is a regular grid.
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Sequence, Union
@@ -35,7 +36,7 @@ __all__ = ["AxisChunks", "GridChunks", "RectilinearGrid", "Axis", "axis", "dask_
 
 def is_regular(chunks: Sequence[AxisChunks]) -> bool:
     """Whether every axis is an ``int`` (a regular grid)."""
-    return all(isinstance(c, (int, np.integer)) for c in chunks)
+    return all(map(isinstance, chunks, itertools.repeat((int, np.integer))))
 
 
 class Axis:

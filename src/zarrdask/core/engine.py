@@ -50,6 +50,7 @@ flight, smaller groups, partial reads in batches and in smaller steps.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
@@ -415,10 +416,14 @@ class _Room(NamedTuple):
             yield batch, [None] * len(batch)
 
 
+#: the types of a basic output selection, as often as asked (``map(isinstance, selection, _BASIC)``)
+_BASIC = itertools.repeat((slice, int, np.integer))
+
+
 def _part_view(out: np.ndarray, proj: ChunkProjection, spec: ChunkSpec) -> np.ndarray | None:
     """The view of ``out`` a part of a chunk can be decoded straight into
     (basic output selections of the chunk's data type), if there is one."""
-    if out.dtype != spec.dtype or not all(isinstance(s, (slice, int, np.integer)) for s in proj.out_selection):
+    if out.dtype != spec.dtype or not all(map(isinstance, proj.out_selection, _BASIC)):
         return None
     return out[(*proj.out_selection, Ellipsis)]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol, Sequence, Union
 
@@ -25,6 +26,8 @@ from ..chunking.rectilinear import Axis, is_regular
 from ..errors import BoundsCheckError, SelectionError
 
 DimSel = Union[int, slice, np.ndarray]
+#: ``None`` as often as asked (``map(operator.is_, xs, _NONES)``: which of ``xs`` are ``None``, in C)
+_NONES = itertools.repeat(None)
 
 
 def _check_int(i: Any, length: int, dim: int) -> int:
@@ -135,17 +138,20 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
         parts = []
         if n:
             last = start + (n - 1) * step
-            for c in range(ax.chunk_of(start), ax.chunk_of(last) + 1):
-                c0 = ax.start(c)
-                c1 = c0 + ax.size(c)
+            size = ax.step  # a regular axis: its chunks' bounds by arithmetic, not a method call each
+            first_chunk, last_chunk = (start // size, last // size) if size else (ax.chunk_of(start), ax.chunk_of(last))
+            for c in range(first_chunk, last_chunk + 1):
+                c0 = c * size if size else ax.start(c)
+                c1 = c0 + (size or ax.size(c))
                 first = start if start >= c0 else start + -(-(c0 - start) // step) * step
                 if first >= c1 or first > last:
                     continue
                 end = min(c1, last + 1)
                 k0 = (first - start) // step
                 k = len(range(first, end, step))
-                within = slice(first - c0, end - c0, step)
-                parts.append((c, within, slice(k0, k0 + k), _covers(within, ax.clipped(c))))
+                # it covers the chunk's extent in the array (`first` lies in the array: c0 < length)
+                covers = step == 1 and first == c0 and end >= min(c1, ax.length)
+                parts.append((c, slice(first - c0, end - c0, step), slice(k0, k0 + k), covers))
         return _DimProjection(parts, n)
     arr = sel
     n = len(arr)
@@ -164,7 +170,7 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
         within = sorted_arr[a:b] - ax.start(c)
         out = slice(a, b) if ordered else order[a:b]
         if b - a > 1 and within[-1] - within[0] == b - a - 1 and np.all(np.diff(within) == 1):
-            within = slice(int(within[0]), int(within[-1]) + 1)
+            within = slice(int(within[0]), int(within[-1]) + 1, 1)  # normalised (what inner_indexer takes as it is)
         parts.append((c, within, out, _covers(within, ax.clipped(c))))
     return _DimProjection(parts, n)
 
@@ -203,7 +209,7 @@ class ChunkProjection:
         """This projection's selection within its chunk (of ``shape``), projected
         onto a grid of ``inner_chunks`` (a shard's inner chunks); its output is
         what :meth:`select` gives for the whole chunk."""
-        return Indexer(self.dims, shape, inner_chunks, allow_arrays=True)
+        return Indexer(self.dims, shape, inner_chunks, allow_arrays=True, normalized=True)
 
 
 class ChunkIndexer(Protocol):
@@ -245,26 +251,30 @@ class Indexer:
         chunk_shape: tuple[int, ...],
         *,
         allow_arrays: bool = False,
+        normalized: bool = False,
     ) -> None:
+        """``normalized=True``: ``selection`` is a tuple of :data:`DimSel`
+        already normalised within ``shape`` (a :class:`ChunkProjection`'s
+        ``dims``), taken as it is."""
         self.shape = shape
         self.chunk_shape = chunk_shape
-        self.dims = normalize_selection(selection, shape, allow_arrays=allow_arrays)
+        self.dims = tuple(selection) if normalized else normalize_selection(selection, shape, allow_arrays=allow_arrays)
         self._regular = is_regular(chunk_shape)
         axes = chunk_shape if self._regular else [c if isinstance(c, int) else Axis(c, n)
                                                    for c, n in zip(chunk_shape, shape)]
         self._proj = [_project_dim(s, c if isinstance(c, Axis) else Axis(c, n))
                       for s, c, n in zip(self.dims, axes, shape)]
-        self.out_shape: tuple[int, ...] = tuple(p.out_len for p in self._proj if p.out_len is not None)
+        self.out_shape: tuple[int, ...] = tuple([p.out_len for p in self._proj if p.out_len is not None])
 
     @property
     def nchunks(self) -> int:
         return math.prod(len(p.parts) for p in self._proj)
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        arrays = any(isinstance(d, np.ndarray) for d in self.dims)
-        for combo in itertools.product(*(p.parts for p in self._proj)):
+        arrays = any(map(isinstance, self.dims, itertools.repeat(np.ndarray)))
+        for combo in itertools.product(*[p.parts for p in self._proj]):
             coords, dims, outs, covers = zip(*combo) if combo else ((), (), (), ())  # () for a 0-d array
-            if any(o is None for o in outs):  # an int drops its axis
+            if any(map(operator.is_, outs, _NONES)):  # an int drops its axis
                 outs = tuple(o for o in outs if o is not None)
             complete = all(covers)
             if not arrays:  # ints and slices: the selections are numpy indices as they are
