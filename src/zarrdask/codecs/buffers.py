@@ -58,16 +58,41 @@ def write_into(out: Any, result: Any, *, key: str, codec: str) -> Any:
 
 _scratch = threading.local()
 _MAX_FREE = 4  # buffers kept per thread
+_MAX_VIEWS = 4  # shapes remembered per buffer
+
+
+class _Buffer:
+    """One thread's scratch memory, with the arrays it was last given as
+    (per shape, data type and order) and their bytes: a chunk of the usual
+    shape is handed out without making a numpy view, which costs the most
+    when the read before it left the caches cold."""
+
+    __slots__ = ("base", "views")
+
+    def __init__(self, nbytes: int) -> None:
+        self.base = np.empty(max(nbytes, 1), dtype=np.uint8)
+        self.views: dict[tuple, tuple[np.ndarray, memoryview]] = {}
+
+    def view(self, shape: tuple[int, ...], dtype: np.dtype, order: str, nbytes: int) -> tuple[np.ndarray, memoryview]:
+        key = (shape, dtype, order)
+        found = self.views.get(key)
+        if found is None:
+            if len(self.views) >= _MAX_VIEWS:
+                self.views.clear()
+            found = self.views[key] = (self.base[:nbytes].view(dtype).reshape(shape, order=order),
+                                       memoryview(self.base[:nbytes]))
+        return found
 
 
 class _Scratch:
     """The context :func:`scratch_array` returns (a class rather than a generator:
-    it is entered once per chunk of a read)."""
+    it is entered once per chunk of a read). ``raw``: the array's memory as
+    bytes (``None`` for object arrays)."""
 
-    __slots__ = ("array", "buf", "free")
+    __slots__ = ("array", "raw", "buf", "free")
 
-    def __init__(self, array: np.ndarray, buf: np.ndarray | None, free: list[np.ndarray]) -> None:
-        self.array, self.buf, self.free = array, buf, free
+    def __init__(self, array: np.ndarray, raw: memoryview | None, buf: _Buffer | None, free: list[_Buffer]) -> None:
+        self.array, self.raw, self.buf, self.free = array, raw, buf, free
 
     def __enter__(self) -> np.ndarray:
         return self.array
@@ -81,18 +106,19 @@ class _Scratch:
 
 def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> _Scratch:
     """A reusable, uninitialised array to decode a chunk into before copying part of
-    it elsewhere (``with scratch_array(shape, dtype) as buf``). Reusing one
-    buffer per thread spares a fresh allocation (and its page faults) per chunk
-    and keeps the buffer in cache. Nested uses get distinct buffers."""
+    it elsewhere (``with scratch_array(shape, dtype) as buf``; the context's
+    ``raw`` is its memory as bytes). Reusing one buffer per thread spares a
+    fresh allocation (and its page faults) per chunk and keeps the buffer in
+    cache. Nested uses get distinct buffers."""
     try:
-        free: list[np.ndarray] = _scratch.free
+        free: list[_Buffer] = _scratch.free
     except AttributeError:
         free = _scratch.free = []
     if dtype.hasobject:
-        return _Scratch(np.empty(shape, dtype=dtype, order=order), None, free)  # type: ignore[arg-type]
+        return _Scratch(np.empty(shape, dtype=dtype, order=order), None, None, free)  # type: ignore[arg-type]
     nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
     i = len(free) - 1  # the last one given back first: the usual fit
-    while i >= 0 and not nbytes <= free[i].nbytes <= 4 * nbytes + 4096:
+    while i >= 0 and not nbytes <= free[i].base.nbytes <= 4 * nbytes + 4096:
         i -= 1
-    buf = free.pop(i) if i >= 0 else np.empty(max(nbytes, 1), dtype=np.uint8)
-    return _Scratch(buf[:nbytes].view(dtype).reshape(shape, order=order), buf, free)
+    buf = free.pop(i) if i >= 0 else _Buffer(nbytes)
+    return _Scratch(*buf.view(tuple(shape), dtype, order, nbytes), buf, free)

@@ -243,7 +243,9 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         byte order equal to ``out``'s."""
         if not isinstance(out, np.ndarray) or out.dtype != spec.dtype or out.shape != tuple(spec.shape):
             return None
-        if not (out.flags.c_contiguous and out.flags.writeable and self._stored_as_is(out.dtype)):
+        flags = out.flags
+        as_is = self._as_is.get(out.dtype) or self._stored_as_is(out.dtype)  # (a dict lookup, once known)
+        if not (flags.c_contiguous and flags.writeable and as_is):
             return None
         return memoryview(out.reshape(-1).view(np.uint8))
 

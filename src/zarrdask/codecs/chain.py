@@ -98,6 +98,8 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         self.array_array = tuple(array_array)
         self.array_bytes = array_bytes
         self.bytes_bytes = tuple(bytes_bytes)
+        #: per (shape, data type, order): whether a scratch array of it is decoded into as bytes
+        self._raw_scratch: dict[tuple, bool] = {}
 
     @classmethod
     def from_codecs(
@@ -272,13 +274,23 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
                 # converted copy), copied into place once
                 ab.decode_into(self._decode_bytes(data, spec, key, 0), spec, out, key)
                 return
-            with scratch_array(spec.shape, spec.dtype, spec.order) as buf:
-                target = ab.raw_target(buf, spec)
-                if target is not None:
-                    self._decode_raw(data, spec, target, key)
+            scratch = scratch_array(spec.shape, spec.dtype, spec.order)
+            with scratch as buf:
+                if self._decodes_raw(spec, buf):
+                    self._decode_raw(data, spec, scratch.raw, key)
                     out[...] = buf
                     return
         out[...] = self.decode(data, spec, key)
+
+    def _decodes_raw(self, spec: ChunkSpec, buf: np.ndarray) -> bool:
+        """Whether the array→bytes codec decodes into the scratch array
+        ``buf`` of ``spec`` as its bytes (:meth:`~ArrayBytesCodec.raw_target`),
+        asked once per shape, data type and order."""
+        key = (tuple(spec.shape), spec.dtype, spec.order)
+        raw = self._raw_scratch.get(key)
+        if raw is None:
+            raw = self._raw_scratch[key] = self.array_bytes.raw_target(buf, spec) is not None
+        return raw
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The data type a stored chunk's bytes are, element by element in C
@@ -304,7 +316,8 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         """Decode the bytes→bytes codecs, the outermost straight into ``target``
         (the usual chunk of a lone codec with :meth:`~BytesBytesCodec.decode_exact`
         through it, anything else the long way, which says what is wrong)."""
-        data = self._decode_bytes(data, spec, key, 1)
+        if len(self.bytes_bytes) > 1:
+            data = self._decode_bytes(data, spec, key, 1)
         if self.bytes_bytes:
             first = self.bytes_bytes[0]
             if len(self.bytes_bytes) == 1 and first.exact_decode and first.decode_exact(data, target):

@@ -97,7 +97,7 @@ def coalesce(
     Returns ``(start, stop, members)`` groups, where ``members`` are indices into
     ``ranges``; the groups are sorted by start.
     """
-    order = sorted(range(len(ranges)), key=lambda i: ranges[i])
+    order = sorted(range(len(ranges)), key=ranges.__getitem__)
     groups: list[tuple[int, int, list[int]]] = []
     for i in order:
         start, stop = ranges[i]

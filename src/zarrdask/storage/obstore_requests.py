@@ -67,7 +67,6 @@ _KINDS = {
 REMOTE = frozenset({"s3", "gcs", "azure", "http"})
 
 _STATUS = re.compile(r"status code: (\d{3})\b")
-_RANGE_HEADER = re.compile(r"^bytes=(\d*)-(\d*)$")
 #: what object_store says when a request got no answer (reqwest / hyper errors)
 _NO_ANSWER = (
     "error sending request",
@@ -210,11 +209,11 @@ def answer_for(error: BaseException) -> Any:
 
 # -- requests ----------------------------------------------------------------
 def _obstore_range(header: str) -> Any:
-    """obstore's form of an HTTP ``Range`` header ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n``."""
-    match = _RANGE_HEADER.match(header)
-    if match is None or match.groups() == ("", ""):
+    """obstore's form of an HTTP ``Range`` header ``bytes=a-b``, ``bytes=a-`` or ``bytes=-n``
+    (split with string methods: a regular expression costs more, on every request)."""
+    first, dash, last = header[6:].partition("-") if header.startswith("bytes=") else ("", "", "")
+    if not dash or not (first + last).isdecimal():  # digits on one side of the dash at least, nothing else
         raise ValueError(f"not a single byte range: {header!r}")
-    first, last = match.groups()
     if not first:
         return {"suffix": int(last)}
     if not last:

@@ -33,7 +33,9 @@ left out; readers accept any order and gaps.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -394,20 +396,20 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         got = yield [request]
         if got is None:
             return None
-        index, empty = self._parse_index(got[0], spec, key)
+        index, _ = self._parse_index(got[0], spec, key)  # checked: every entry inside the shard
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         fits = into is not None and into.shape == tuple(indexer.out_shape) and into.dtype == spec.dtype
         out = into if fits else np.empty(indexer.out_shape, dtype=spec.dtype)
         inner_projs = list(indexer)
-        flat = index.flat()
+        ids = _entries(inner_projs, self.chunks_per_shard(spec))
         wanted: list[tuple[ChunkProjection, int, int]] = []
         absent: list[int] = []
-        for ip, i in zip(inner_projs, _entries(inner_projs, self.chunks_per_shard(spec))):
-            if empty[i]:
+        # the entries needed as Python ints, in one step (not a numpy scalar each)
+        for ip, i, (offset, nbytes) in zip(inner_projs, ids, index.flat()[ids].tolist()):
+            if offset == _EMPTY and nbytes == _EMPTY:
                 absent.append(i)
                 out[ip.out_selection] = spec.fill_value
             else:
-                offset, nbytes = flat[i].tolist()
                 wanted.append((ip, offset, nbytes))
         if absent and not spec.read_missing:  # the result, not raised: the other shards' reads go on
             return self._missing(key, spec, absent)
@@ -516,7 +518,7 @@ class _Pieces:
         def dec(item: tuple[int, Any]) -> None:
             m, piece = item
             ip = self.wanted[m][0]
-            if ip.is_complete and ip.pre_selection is None and all(isinstance(s, slice) for s in ip.out_selection):
+            if ip.is_complete and ip.pre_selection is None and all(map(isinstance, ip.out_selection, _SLICES)):
                 target = out[(*ip.out_selection, Ellipsis)]
                 if target.shape == inner.shape:
                     chain.decode_into(piece, inner, target, key)
@@ -529,6 +531,12 @@ class _Pieces:
 
         thread_map(dec, pieces)
 
+
+#: the offset and the size of an empty inner chunk's index entry, as a Python int
+_EMPTY = int(MAX_UINT64)
+
+#: ``slice`` as often as asked (``map(isinstance, xs, _SLICES)``: which of ``xs`` are slices, in C)
+_SLICES = itertools.repeat(slice)
 
 #: shard shapes whose layout a codec remembers (regular grids have one, or a few at the edges)
 _LAYOUTS_KEPT = 256
@@ -555,7 +563,7 @@ def _entries(projections: Sequence[ChunkProjection], chunks_per_shard: tuple[int
         strides.append(step)
         step *= n
     strides.reverse()
-    return [sum(c * s for c, s in zip(ip.coords, strides)) for ip in projections]
+    return [sum(map(operator.mul, ip.coords, strides)) for ip in projections]
 
 
 def _steps_of(wanted: list[tuple[Any, int, int]], max_bytes: int | None) -> list[list[tuple[Any, int, int]]]:

@@ -44,13 +44,14 @@ class ShardIndex:
         """Every non-empty entry must lie inside a shard of ``shard_size`` bytes
         (``None``: of unknown size; an entry must then not run past 2^64 - 1);
         the flat mask of the empty entries (:meth:`is_empty`)."""
-        flat, empty = self.flat(), self.is_empty()
+        flat = self.flat()
         offsets, sizes = flat[:, 0], flat[:, 1]
-        # uint64 arithmetic would wrap around; compare against the limit instead
-        limit = np.uint64(shard_size) if shard_size is not None else MAX_UINT64
-        bad = (sizes > limit - np.minimum(offsets, limit)) & ~empty
+        empty = (offsets == MAX_UINT64) & (sizes == MAX_UINT64)
+        ends = offsets + sizes  # uint64: an entry running past 2^64 - 1 wraps around below its offset
+        bad = ends < offsets
         if shard_size is not None:
-            bad |= (offsets > limit) & ~empty
+            bad |= ends > np.uint64(shard_size)
+        bad &= ~empty
         if bad.any():
             i = int(np.argmax(bad))
             off, n = (int(v) for v in flat[i])
