@@ -171,7 +171,8 @@ class IOThreads:
     def __init__(self, size: int) -> None:
         self.size = size
         self._state = state = _IOState()
-        weakref.finalize(self, _end, state)
+        # not at exit: the threads are daemons, and nothing waits on them then
+        weakref.finalize(self, _end, state).atexit = False
 
     def start(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on an I/O thread; it must not raise (what it
@@ -203,13 +204,14 @@ class _IOState:
     """What an :class:`IOThreads` shares with its threads (which do not refer
     to the pool itself, so that it can be collected)."""
 
-    __slots__ = ("calls", "lock", "threads", "idle")
+    __slots__ = ("calls", "lock", "threads", "idle", "pid")
 
     def __init__(self) -> None:
         self.calls: queue.SimpleQueue = queue.SimpleQueue()
         self.lock = threading.Lock()
         self.threads = 0
         self.idle = 0
+        self.pid = os.getpid()
 
 
 def _work(state: _IOState) -> None:
@@ -228,10 +230,13 @@ def _work(state: _IOState) -> None:
 
 
 def _end(state: _IOState) -> None:
-    """Let the threads end once the calls given so far are done."""
-    with state.lock:
-        threads = state.threads
-    for _ in range(threads):
+    """Let the threads end once the calls given so far are done. (Without
+    the lock: nothing starts threads on a pool no one refers to, and in a
+    forked child the lock may have been copied held while the threads were
+    not copied at all.)"""
+    if state.pid != os.getpid():
+        return
+    for _ in range(state.threads):
         state.calls.put(None)
 
 

@@ -9,7 +9,9 @@ on queued work would hang."""
 from __future__ import annotations
 
 import gc
+import os
 import queue
+import signal
 import threading
 import time
 import weakref
@@ -297,3 +299,38 @@ def test_io_threads_of_another_size_end_once_nothing_refers_to_them():
         while any(t.is_alive() for t in seen) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not any(t.is_alive() for t in seen)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_io_threads_of_its_own(small_pools):
+    # the parent's I/O threads are not copied into a child: it starts its own,
+    # and dropping the parent's pool (copied, its lock maybe held) does not hang
+    assert _pool.io_map(lambda x: x + 1, [1, 2, 3]) == [2, 3, 4]
+    parent_pool = _pool._io_pool
+    lock = parent_pool._state.lock
+    lock.acquire()  # held by the parent while it forks: the child's copy stays held
+    pid = os.fork()
+    if pid:
+        lock.release()
+    else:  # the child: report through the exit status only
+        code = 1
+        try:
+            signal.alarm(30)
+            ok = _pool.io_map(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]
+            ok = ok and _pool.io_executor() is not parent_pool
+            del parent_pool
+            gc.collect()  # the parent's pool, dropped: its threads are not asked to end here
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
