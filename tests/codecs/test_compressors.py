@@ -210,8 +210,9 @@ def zstd_way(request, monkeypatch):
     if request.param == "libzstd":
         if libzstd() is None:
             pytest.skip("numcodecs' zstd module exports no ZSTD_* functions here")
-    else:
+    else:  # no library, so no thread has a context of it either
         monkeypatch.setattr(zstd_codec, "_library", [None])
+        monkeypatch.setattr(zstd_codec, "_contexts", threading.local())
     return request.param
 
 

@@ -62,49 +62,43 @@ _MAX_VIEWS = 4  # shapes remembered per buffer
 
 
 class _Buffer:
-    """One thread's scratch memory, with the arrays it was last given as
-    (per shape, data type and order) and their bytes: a chunk of the usual
-    shape is handed out without making a numpy view, which costs the most
-    when the read before it left the caches cold."""
+    """One thread's scratch memory, and the context :func:`scratch_array`
+    returns (a class rather than a generator: it is entered once per chunk
+    of a read): ``array``, what it was asked for, and ``raw``, that memory
+    as bytes (``None`` for object arrays, which get a fresh array). It keeps
+    the arrays it was given as (per shape, data type and order) and their
+    bytes: a chunk of the usual shape is handed out without making a numpy
+    view, which costs the most when the read before it left the caches cold."""
 
-    __slots__ = ("base", "views")
+    __slots__ = ("base", "views", "free", "array", "raw")
 
-    def __init__(self, nbytes: int) -> None:
-        self.base = np.empty(max(nbytes, 1), dtype=np.uint8)
+    def __init__(self, nbytes: int | None, free: list["_Buffer"]) -> None:
+        self.base = None if nbytes is None else np.empty(max(nbytes, 1), dtype=np.uint8)
         self.views: dict[tuple, tuple[np.ndarray, memoryview]] = {}
+        self.free = free
+        self.array: Any = None
+        self.raw: memoryview | None = None
 
-    def view(self, shape: tuple[int, ...], dtype: np.dtype, order: str, nbytes: int) -> tuple[np.ndarray, memoryview]:
-        key = (shape, dtype, order)
-        found = self.views.get(key)
-        if found is None:
-            if len(self.views) >= _MAX_VIEWS:
-                self.views.clear()
-            found = self.views[key] = (self.base[:nbytes].view(dtype).reshape(shape, order=order),
-                                       memoryview(self.base[:nbytes]))
+    def _view(self, key: tuple, nbytes: int) -> tuple[np.ndarray, memoryview]:
+        shape, dtype, order = key
+        if len(self.views) >= _MAX_VIEWS:
+            self.views.clear()
+        found = self.views[key] = (self.base[:nbytes].view(dtype).reshape(shape, order=order),  # type: ignore[index]
+                                   memoryview(self.base[:nbytes]))  # type: ignore[index]
         return found
-
-
-class _Scratch:
-    """The context :func:`scratch_array` returns (a class rather than a generator:
-    it is entered once per chunk of a read). ``raw``: the array's memory as
-    bytes (``None`` for object arrays)."""
-
-    __slots__ = ("array", "raw", "buf", "free")
-
-    def __init__(self, array: np.ndarray, raw: memoryview | None, buf: _Buffer | None, free: list[_Buffer]) -> None:
-        self.array, self.raw, self.buf, self.free = array, raw, buf, free
 
     def __enter__(self) -> np.ndarray:
         return self.array
 
     def __exit__(self, *exc: object) -> None:
-        if self.buf is not None:
-            self.free.append(self.buf)
-            if len(self.free) > _MAX_FREE:
-                self.free.pop(0)
+        if self.base is not None:
+            free = self.free
+            free.append(self)
+            if len(free) > _MAX_FREE:
+                free.pop(0)
 
 
-def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> _Scratch:
+def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> _Buffer:
     """A reusable, uninitialised array to decode a chunk into before copying part of
     it elsewhere (``with scratch_array(shape, dtype) as buf``; the context's
     ``raw`` is its memory as bytes). Reusing one buffer per thread spares a
@@ -115,10 +109,14 @@ def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> 
     except AttributeError:
         free = _scratch.free = []
     if dtype.hasobject:
-        return _Scratch(np.empty(shape, dtype=dtype, order=order), None, None, free)  # type: ignore[arg-type]
+        buf = _Buffer(None, free)
+        buf.array = np.empty(shape, dtype=dtype, order=order)  # type: ignore[arg-type]
+        return buf
     nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
     i = len(free) - 1  # the last one given back first: the usual fit
-    while i >= 0 and not nbytes <= free[i].base.nbytes <= 4 * nbytes + 4096:
+    while i >= 0 and not nbytes <= free[i].base.nbytes <= 4 * nbytes + 4096:  # type: ignore[union-attr]
         i -= 1
-    buf = free.pop(i) if i >= 0 else _Buffer(nbytes)
-    return _Scratch(*buf.view(tuple(shape), dtype, order, nbytes), buf, free)
+    buf = free.pop(i) if i >= 0 else _Buffer(nbytes, free)
+    key = (tuple(shape), dtype, order)
+    buf.array, buf.raw = buf.views.get(key) or buf._view(key, nbytes)
+    return buf

@@ -218,12 +218,13 @@ def _address(buffer: memoryview) -> int:
 
 
 def _context() -> _Context | None:
-    """This thread's decompression context; ``None`` without :func:`libzstd`."""
-    lib = libzstd()
-    if lib is None:
-        return None
+    """This thread's decompression context; ``None`` without :func:`libzstd`
+    (a thread has one only once the library was found)."""
     context = getattr(_contexts, "context", None)
     if context is None:
+        lib = libzstd()
+        if lib is None:
+            return None
         context = _contexts.context = _Context(lib)
     return context
 

@@ -18,6 +18,7 @@ partial read of many shards costs two round trips, not two per shard.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Generator, Sequence, TypeVar
 
 from .._pool import io_map, run_steps, thread_map
@@ -261,7 +262,7 @@ def _read_arriving(reader: ValueReader, ranges: Sequence[ByteRequest], cpu: Call
     if take is None or len(ranges) <= 1:
         return _read((reader, ranges))
     try:
-        return reader.read_each(ranges, lambda item: cpu(take, item))
+        return reader.read_each(ranges, partial(cpu, take))
     except ValueChangedError as e:
         return e
 

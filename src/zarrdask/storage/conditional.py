@@ -32,6 +32,7 @@ zarr-python adapter where zarrdask awaits anything: the ETag and
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Awaitable, Callable, NamedTuple, Sequence
 
 from ..errors import StoreError
@@ -297,7 +298,7 @@ class ConditionalReader(ValueReader):
             return answer
 
         def run(indices: list[int]) -> list[Any]:
-            return backend.run([lambda i=i: get(i) for i in indices])
+            return backend.run([partial(get, i) for i in indices])
 
         results = retry_batch(run, len(calls))
         for result in results:
