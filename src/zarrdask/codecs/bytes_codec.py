@@ -244,8 +244,7 @@ class BytesCodec(ElementRanges, ArrayBytesCodec):
         if not isinstance(out, np.ndarray) or out.dtype != spec.dtype or out.shape != tuple(spec.shape):
             return None
         flags = out.flags
-        as_is = self._as_is.get(out.dtype) or self._stored_as_is(out.dtype)  # (a dict lookup, once known)
-        if not (flags.c_contiguous and flags.writeable and as_is):
+        if not (flags.c_contiguous and flags.writeable and self._stored_as_is(out.dtype)):
             return None
         return memoryview(out.reshape(-1).view(np.uint8))
 

@@ -316,8 +316,7 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         """Decode the bytes→bytes codecs, the outermost straight into ``target``
         (the usual chunk of a lone codec with :meth:`~BytesBytesCodec.decode_exact`
         through it, anything else the long way, which says what is wrong)."""
-        if len(self.bytes_bytes) > 1:
-            data = self._decode_bytes(data, spec, key, 1)
+        data = self._decode_bytes(data, spec, key, 1)
         if self.bytes_bytes:
             first = self.bytes_bytes[0]
             if len(self.bytes_bytes) == 1 and first.exact_decode and first.decode_exact(data, target):

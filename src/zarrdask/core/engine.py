@@ -416,14 +416,10 @@ class _Room(NamedTuple):
             yield batch, [None] * len(batch)
 
 
-#: the types of a basic output selection, as often as asked (``map(isinstance, selection, _BASIC)``)
-_BASIC = itertools.repeat((slice, int, np.integer))
-
-
 def _part_view(out: np.ndarray, proj: ChunkProjection, spec: ChunkSpec) -> np.ndarray | None:
     """The view of ``out`` a part of a chunk can be decoded straight into
     (basic output selections of the chunk's data type), if there is one."""
-    if out.dtype != spec.dtype or not all(map(isinstance, proj.out_selection, _BASIC)):
+    if out.dtype != spec.dtype or not all(map(isinstance, proj.out_selection, itertools.repeat((slice, int, np.integer)))):
         return None
     return out[(*proj.out_selection, Ellipsis)]
 

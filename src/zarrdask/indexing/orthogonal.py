@@ -26,8 +26,6 @@ from ..chunking.rectilinear import Axis, is_regular
 from ..errors import BoundsCheckError, SelectionError
 
 DimSel = Union[int, slice, np.ndarray]
-#: ``None`` as often as asked (``map(operator.is_, xs, _NONES)``: which of ``xs`` are ``None``, in C)
-_NONES = itertools.repeat(None)
 
 
 def _check_int(i: Any, length: int, dim: int) -> int:
@@ -149,9 +147,9 @@ def _project_dim(sel: DimSel, ax: Axis) -> _DimProjection:
                 end = min(c1, last + 1)
                 k0 = (first - start) // step
                 k = len(range(first, end, step))
-                # it covers the chunk's extent in the array (`first` lies in the array: c0 < length)
-                covers = step == 1 and first == c0 and end >= min(c1, ax.length)
-                parts.append((c, slice(first - c0, end - c0, step), slice(k0, k0 + k), covers))
+                within = slice(first - c0, end - c0, step)
+                # the chunk's extent in the array (`first` lies in it, so c0 < length)
+                parts.append((c, within, slice(k0, k0 + k), _covers(within, min(c1, ax.length) - c0)))
         return _DimProjection(parts, n)
     arr = sel
     n = len(arr)
@@ -274,7 +272,7 @@ class Indexer:
         arrays = any(map(isinstance, self.dims, itertools.repeat(np.ndarray)))
         for combo in itertools.product(*[p.parts for p in self._proj]):
             coords, dims, outs, covers = zip(*combo) if combo else ((), (), (), ())  # () for a 0-d array
-            if any(map(operator.is_, outs, _NONES)):  # an int drops its axis
+            if any(map(operator.is_, outs, itertools.repeat(None))):  # an int drops its axis
                 outs = tuple(o for o in outs if o is not None)
             complete = all(covers)
             if not arrays:  # ints and slices: the selections are numpy indices as they are

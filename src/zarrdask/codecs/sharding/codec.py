@@ -396,7 +396,7 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         got = yield [request]
         if got is None:
             return None
-        index, _ = self._parse_index(got[0], spec, key)  # checked: every entry inside the shard
+        index, empty = self._parse_index(got[0], spec, key)
         indexer = proj.inner_indexer(spec.shape, self.chunk_shape)
         fits = into is not None and into.shape == tuple(indexer.out_shape) and into.dtype == spec.dtype
         out = into if fits else np.empty(indexer.out_shape, dtype=spec.dtype)
@@ -404,9 +404,10 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         ids = _entries(inner_projs, self.chunks_per_shard(spec))
         wanted: list[tuple[ChunkProjection, int, int]] = []
         absent: list[int] = []
-        # the entries needed as Python ints, in one step (not a numpy scalar each)
-        for ip, i, (offset, nbytes) in zip(inner_projs, ids, index.flat()[ids].tolist()):
-            if offset == _EMPTY and nbytes == _EMPTY:
+        # the entries needed as Python values, in one step each (not a numpy scalar per entry)
+        for ip, i, (offset, nbytes), absent_here in zip(inner_projs, ids, index.flat()[ids].tolist(),
+                                                       empty[ids].tolist()):
+            if absent_here:
                 absent.append(i)
                 out[ip.out_selection] = spec.fill_value
             else:
@@ -518,7 +519,7 @@ class _Pieces:
         def dec(item: tuple[int, Any]) -> None:
             m, piece = item
             ip = self.wanted[m][0]
-            if ip.is_complete and ip.pre_selection is None and all(map(isinstance, ip.out_selection, _SLICES)):
+            if ip.is_complete and ip.pre_selection is None and all(map(isinstance, ip.out_selection, itertools.repeat(slice))):
                 target = out[(*ip.out_selection, Ellipsis)]
                 if target.shape == inner.shape:
                     chain.decode_into(piece, inner, target, key)
@@ -531,12 +532,6 @@ class _Pieces:
 
         thread_map(dec, pieces)
 
-
-#: the offset and the size of an empty inner chunk's index entry, as a Python int
-_EMPTY = int(MAX_UINT64)
-
-#: ``slice`` as often as asked (``map(isinstance, xs, _SLICES)``: which of ``xs`` are slices, in C)
-_SLICES = itertools.repeat(slice)
 
 #: shard shapes whose layout a codec remembers (regular grids have one, or a few at the edges)
 _LAYOUTS_KEPT = 256
