@@ -261,7 +261,7 @@ def test_zstd_checksum_mismatch_either_way(zstd_way):
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
 def test_zstd_chunks_in_a_chain_decode_and_fail_the_same_through_the_shortcut(zstd_way, layout, monkeypatch):
-    # the chain decodes the usual chunk (one frame declaring the chunk's size)
+    # the chain decodes the usual chunk (frames decoding to the chunk's size)
     # with ZstdCodec.decode_exact, straight into the output or through a
     # scratch buffer; anything else goes the long way, which says what is wrong
     shortcut = ZstdCodec.decode_exact
@@ -281,6 +281,13 @@ def test_zstd_chunks_in_a_chain_decode_and_fail_the_same_through_the_shortcut(zs
     assert ZstdCodec().decode_exact(good, target) == took_it
     if took_it:
         assert np.array_equal(np.frombuffer(target, "<f4").reshape(50, 50), values)
+    # two frames, and a frame that does not declare its size: the shortcut too
+    raw = values.tobytes()
+    for frames in (ZstdCodec().encode(raw[:4000], spec) + ZstdCodec().encode(raw[4000:], spec), _without_size(raw)):
+        target[:] = bytes(len(target))
+        assert ZstdCodec().decode_exact(frames, target) == took_it
+        if took_it:
+            assert bytes(target) == raw
 
     whole = np.full((60, 60), -1, "<f4")
     out = whole[5:55, 5:55] if layout == "strided" else np.full((50, 50), -1, "<f4")

@@ -316,12 +316,12 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
         """Decode the bytes→bytes codecs, the outermost straight into ``target``
         (the usual chunk of a lone codec with :meth:`~BytesBytesCodec.decode_exact`
         through it, anything else the long way, which says what is wrong)."""
+        codecs = self.bytes_bytes
+        if len(codecs) == 1 and codecs[0].exact_decode and codecs[0].decode_exact(data, target):
+            return
         data = self._decode_bytes(data, spec, key, 1)
-        if self.bytes_bytes:
-            first = self.bytes_bytes[0]
-            if len(self.bytes_bytes) == 1 and first.exact_decode and first.decode_exact(data, target):
-                return
-            bounded_decode(first, data, spec, key, out=target)
+        if codecs:
+            bounded_decode(codecs[0], data, spec, key, out=target)
             return
         if len(data) != len(target):
             raise CorruptChunkError(

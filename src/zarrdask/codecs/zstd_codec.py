@@ -391,16 +391,17 @@ class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
         return decode_zstd(self._zstd, data, bound)
 
     def decode_exact(self, data: Any, target: memoryview) -> bool:
-        """One frame declaring ``target``'s size, decompressed into it by
-        libzstd (:func:`decode_zstd`'s usual case without its checks'
-        wrapping); ``False`` for anything else, failures included."""
-        mv = byte_view(data)
+        """Frames that decode to exactly ``target``'s size, decompressed into
+        it by libzstd (:func:`decode_zstd`'s usual case without its checks'
+        wrapping: libzstd refuses to write past ``target``, and a frame that
+        declares another size, or none, decodes to its size or fails);
+        ``False`` for anything else, failures included."""
         size = target.nbytes
-        context = _context() if size else None
-        if context is None or frame_content_size(mv) != size:
+        context = getattr(_contexts, "context", None) or _context()
+        if context is None or not size:
             return False
         try:
-            return context.decompress(mv, target) == size
+            return context.decompress(byte_view(data), target) == size
         except RuntimeError:
             return False
 
