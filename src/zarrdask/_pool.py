@@ -329,10 +329,17 @@ def io_unordered(fn: Callable[[T], R], items: Sequence[T], limit: int | None = N
             return i, None, e
 
     def helper() -> None:
-        while slots.acquire() and (job := take()) is not None:
+        # (asked first: a helper whose call took the last item ends rather
+        # than sleep until the caller gives a slot back, and wake to find
+        # nothing left)
+        while taken[0] < n:
+            slots.acquire()
+            job = take()
+            if job is None:
+                slots.release()
+                return
             done.put(call(job))
             del job
-        slots.release()
 
     pool = io_executor()
     helpers = limit - (1 if helps else 0)

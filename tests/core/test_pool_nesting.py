@@ -230,6 +230,46 @@ def test_io_unordered_keeps_at_most_limit_calls_unconsumed_and_stops_with_its_ca
         assert me not in threads
 
 
+def test_helpers_end_without_waiting_for_a_slot_once_every_item_is_taken(monkeypatch):
+    # four items, four helpers, each taking one. A helper asking for another
+    # slot after its call would sleep until the caller gives one back, only
+    # to find nothing left (a sleep and a wake-up per helper, on every batch
+    # of requests): each slot is asked for once
+    asked = []
+    real = _pool._Slots
+
+    class Counted(real):
+        __slots__ = ()
+
+        def __init__(self, n):
+            super().__init__(n)
+            acquire = self.acquire
+
+            def counted():
+                asked.append(threading.current_thread().name)
+                return acquire()
+
+            self.acquire = counted
+
+    monkeypatch.setattr(_pool, "_Slots", Counted)
+    together = threading.Barrier(4)  # every item taken before any call returns
+
+    def call(x):
+        together.wait(10)
+        return x * 3
+
+    def consume():
+        results = _pool.io_unordered(call, [0, 1, 2, 3], limit=4)
+        first = dict([next(results)])
+        time.sleep(0.1)  # the helpers have returned or are waiting for a slot
+        return {**first, **dict(results)}
+
+    with zarrdask.config.set(io_concurrency=4):
+        got = _within(30, consume)
+    assert got == {i: 3 * i for i in range(4)}
+    assert len(asked) == 4 and all(name.startswith("zarrdask-io") for name in asked)
+
+
 def test_io_threads_run_calls_on_at_most_size_named_threads_and_settle_futures(small_pools):
     pool = _pool.io_executor()
     assert pool.size == 2 * _pool.IO_THREADS_PER_REQUEST
