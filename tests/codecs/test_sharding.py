@@ -1132,3 +1132,40 @@ def test_a_codec_works_out_each_shard_shapes_layout_whatever_form_and_however_ma
             assert codec.chunks_per_shard(spec) == (rows // 2, 2)
             assert codec.index_size(spec) == rows // 2 * 2 * 16 + 4
             assert codec._index_spec(spec).shape == (rows // 2, 2, 2)
+
+
+def test_the_usual_index_is_its_checksum_and_a_view_of_its_entries(monkeypatch):
+    # bytes (little-endian) and crc32c, the index codecs the specification
+    # suggests: every partial read parses an index, without the chain's
+    # general decode; anything else about it goes through the chain, which
+    # says what is wrong
+    from zarrdask.codecs.chain import CodecChain
+
+    entries = np.array([[[0, 10], [10, 5]], [[MAX, MAX], [15, 1]]], dtype=np.uint64)
+    spec = ChunkSpec((4, 4), np.dtype("f4"), 0.0, "C")
+    decoded, real = [], CodecChain.decode
+
+    def spy(self, *args, **kwargs):
+        decoded.append(args[1].dtype)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(CodecChain, "decode", spy)
+    usual = ShardingCodec([2, 2])
+    index = usual._decode_index(encode_index(entries), spec, "c/0/1")
+    assert np.array_equal(index.entries, entries) and index.entries.dtype == np.uint64
+    assert decoded == []
+    bad = bytearray(encode_index(entries))
+    bad[3] ^= 0x01
+    with pytest.raises(ChecksumError, match="c/0/1"):
+        usual._decode_index(bytes(bad), spec, "c/0/1")
+    with pytest.raises(CorruptChunkError, match="c/0/1"):
+        usual._decode_index(encode_index(entries)[:-1], spec, "c/0/1")
+    assert len(decoded) == 2
+    for index_codecs, stored in [
+        ([{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "crc32c"}], encode_index(entries, endian="big")),
+        ([{"name": "bytes", "configuration": {"endian": "little"}}], encode_index(entries, crc=False)),
+    ]:
+        decoded.clear()
+        other = ShardingCodec([2, 2], index_codecs=index_codecs)
+        assert np.array_equal(other._decode_index(stored, spec, "c/0/1").entries, entries)
+        assert decoded == [np.dtype("uint64")]

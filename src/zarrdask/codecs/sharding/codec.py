@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import sys
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -49,7 +50,9 @@ from ...metadata.limits import check_chunk_bytes
 from ...storage.byte_range import ArrivingRanges, RangeRequest, SuffixRequest, coalesce
 from ...storage.readers import RangeReader
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, PartialDecode, PartialSteps, update_chunk
+from ..buffers import byte_view
 from ..chain import CodecChain, PendingCodecChain
+from ..crc32c_codec import crc32c_value
 from .index import MAX_UINT64, ShardIndex
 
 
@@ -62,6 +65,17 @@ def _chain(codecs: Any, what: str) -> "CodecChain | PendingCodecChain":
         raise CodecError(f"codec 'sharding_indexed': '{what}' must be a non-empty list of codecs, found {codecs!r}")
     key = f"sharding_indexed.{what}"
     return CodecChain.from_codecs([codec_from_json(c, key=key) for c in codecs], key=key)
+
+
+def _is_plain_index(chain: Any) -> bool:
+    """Whether ``chain`` is the index codecs the specification suggests:
+    bytes (little-endian), then crc32c."""
+    from ..bytes_codec import BytesCodec
+    from ..crc32c_codec import Crc32cCodec
+
+    return (isinstance(chain, CodecChain) and not chain.array_array and type(chain.array_bytes) is BytesCodec
+            and chain.array_bytes.endian == "little" and len(chain.bytes_bytes) == 1
+            and type(chain.bytes_bytes[0]) is Crc32cCodec)
 
 
 def _iter(x: Any) -> Any:
@@ -121,6 +135,10 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         self.index_location = index_location
         self.codec_chain = _chain(codecs if codecs is not None else [BytesCodec()], "codecs")
         self.index_chain = _chain(index_codecs if index_codecs is not None else _default_index_codecs(), "index_codecs")
+        #: the index codecs are the usual bytes (little-endian) and crc32c, on a
+        #: little-endian machine: an index is its checksum compared and its
+        #: entries viewed, without the chain's general decode (every partial read)
+        self._plain_index = sys.byteorder == "little" and _is_plain_index(self.index_chain)
         #: shard shape -> (chunks per shard, the index's spec, its encoded size): worked out
         #: once, not for every shard a read touches
         self._layouts: dict[tuple[int, ...], tuple[tuple[int, ...], ChunkSpec, int | None]] = {}
@@ -218,7 +236,13 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
 
     # -- the index -------------------------------------------------------------
     def _decode_index(self, data: Any, spec: ChunkSpec, key: str) -> ShardIndex:
-        entries = self.index_chain.decode(data, self._index_spec(spec), key)
+        _, index_spec, size = self._layout(spec)
+        if self._plain_index:
+            mv = byte_view(data)
+            if mv.nbytes == size and crc32c_value(mv[:-4]) == int.from_bytes(mv[-4:], "little"):
+                return ShardIndex(np.frombuffer(mv[:-4], dtype=np.uint64).reshape(index_spec.shape))
+            # anything else: the chain's decode, which says what is wrong
+        entries = self.index_chain.decode(data, index_spec, key)
         return ShardIndex(np.asarray(entries, dtype=np.uint64))
 
     def _read_index(self, data: memoryview, spec: ChunkSpec, key: str) -> tuple[ShardIndex, np.ndarray]:
