@@ -52,7 +52,8 @@ from ...storage.readers import RangeReader
 from ..abc import ArrayBytesCodec, ChunkSpec, Codec, PartialDecode, PartialSteps, update_chunk
 from ..buffers import byte_view
 from ..chain import CodecChain, PendingCodecChain
-from ..crc32c_codec import crc32c_value
+from ..bytes_codec import BytesCodec
+from ..crc32c_codec import Crc32cCodec, crc32c_value
 from .index import MAX_UINT64, ShardIndex
 
 
@@ -70,9 +71,6 @@ def _chain(codecs: Any, what: str) -> "CodecChain | PendingCodecChain":
 def _is_plain_index(chain: Any) -> bool:
     """Whether ``chain`` is the index codecs the specification suggests:
     bytes (little-endian), then crc32c."""
-    from ..bytes_codec import BytesCodec
-    from ..crc32c_codec import Crc32cCodec
-
     return (isinstance(chain, CodecChain) and not chain.array_array and type(chain.array_bytes) is BytesCodec
             and chain.array_bytes.endian == "little" and len(chain.bytes_bytes) == 1
             and type(chain.bytes_bytes[0]) is Crc32cCodec)
@@ -86,9 +84,6 @@ def _iter(x: Any) -> Any:
 
 
 def _default_index_codecs() -> list[Codec]:
-    from ..bytes_codec import BytesCodec
-    from ..crc32c_codec import Crc32cCodec
-
     return [BytesCodec(endian="little"), Crc32cCodec()]
 
 
@@ -117,8 +112,6 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         index_codecs: Any = None,
         index_location: str = "end",
     ) -> None:
-        from ..bytes_codec import BytesCodec
-
         if isinstance(chunk_shape, (str, bytes)) or not all(
             isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in _iter(chunk_shape)
         ):
