@@ -397,8 +397,8 @@ class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
         declares another size, or none, decodes to its size or fails);
         ``False`` for anything else, failures included."""
         size = target.nbytes
-        context = getattr(_contexts, "context", None) or _context()
-        if context is None or not size:
+        context = _context() if size else None
+        if context is None:
             return False
         try:
             return context.decompress(byte_view(data), target) == size
