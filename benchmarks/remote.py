@@ -300,7 +300,7 @@ def window_floor(store, pool) -> np.ndarray:
     import obstore
 
     from zarrdask import config
-    from zarrdask.codecs.crc32c_codec import crc32c_value
+    from zarrdask.codecs.crc32c_codec import checked_payload
     from zarrdask.codecs.zstd_codec import _context
 
     if _context() is None:
@@ -333,10 +333,10 @@ def window_floor(store, pool) -> np.ndarray:
     def shard(key: tuple[int, int]) -> None:
         path = f"c/{key[0]}/{key[1]}"
         got = obstore.get(store, path, options={"range": {"suffix": _INDEX_SIZE}})
-        raw = memoryview(got.bytes())
-        if crc32c_value(raw[:-4]) != int.from_bytes(raw[-4:], "little"):
+        index = checked_payload(memoryview(got.bytes()))
+        if index is None:
             raise ValueError(f"{path}: index checksum mismatch")
-        entries = np.frombuffer(raw[:-4], dtype="<u8").reshape(per_shard, per_shard, 2)
+        entries = np.frombuffer(index, dtype="<u8").reshape(per_shard, per_shard, 2)
         shard_rows = [r for r in rows if r // per_shard == key[0]]
         shard_cols = [c for c in cols if c // per_shard == key[1]]
         etag = got.meta["e_tag"]

@@ -31,7 +31,7 @@ from .buffers import byte_view, size_error
 from .abc import ChunkSpec
 from .bounded import BoundedBytesBytesCodec, DecodeBound
 
-__all__ = ["Crc32cCodec", "crc32c_value"]
+__all__ = ["Crc32cCodec", "crc32c_value", "checked_payload"]
 
 
 def crc32c_value(data: Any) -> int:
@@ -41,6 +41,13 @@ def crc32c_value(data: Any) -> int:
     # google_crc32c parses its argument with "y#", which refuses memoryview and
     # bytearray (they have a buffer release hook) but takes a numpy array: no copy
     return _google_crc32c.value(np.frombuffer(byte_view(data), dtype=np.uint8))
+
+
+def checked_payload(mv: memoryview) -> memoryview | None:
+    """The bytes before the trailing checksum of the flat byte view ``mv``
+    (a view, no copy), if that checksum is theirs; else ``None``."""
+    payload = mv[:-4]
+    return payload if crc32c_value(payload) == int.from_bytes(mv[-4:], "little") else None
 
 
 class Crc32cCodec(BoundedBytesBytesCodec):
@@ -76,10 +83,10 @@ class Crc32cCodec(BoundedBytesBytesCodec):
             )
         if bound.size is not None and mv.nbytes - 4 != bound.size:  # cheaper than the checksum
             raise size_error(key, self.name, mv.nbytes - 4, bound.size)
-        payload = mv[:-4]
-        (stored,) = struct.unpack("<I", mv[-4:])
-        computed = crc32c_value(payload)
-        if stored != computed:
+        payload = checked_payload(mv)
+        if payload is None:  # (computed again for the message: only on the way to an error)
+            (stored,) = struct.unpack("<I", mv[-4:])
+            computed = crc32c_value(mv[:-4])
             raise ChecksumError(
                 f"chunk {key!r}: crc32c checksum mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}"
             )

@@ -53,7 +53,7 @@ from ..abc import ArrayBytesCodec, ChunkSpec, Codec, PartialDecode, PartialSteps
 from ..buffers import byte_view
 from ..chain import CodecChain, PendingCodecChain
 from ..bytes_codec import BytesCodec
-from ..crc32c_codec import Crc32cCodec, crc32c_value
+from ..crc32c_codec import Crc32cCodec, checked_payload
 from .index import MAX_UINT64, ShardIndex
 
 
@@ -232,8 +232,9 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         _, index_spec, size = self._layout(spec)
         if self._plain_index:
             mv = byte_view(data)
-            if mv.nbytes == size and crc32c_value(mv[:-4]) == int.from_bytes(mv[-4:], "little"):
-                return ShardIndex(np.frombuffer(mv[:-4], dtype=np.uint64).reshape(index_spec.shape))
+            payload = checked_payload(mv) if mv.nbytes == size else None
+            if payload is not None:
+                return ShardIndex(np.frombuffer(payload, dtype=np.uint64).reshape(index_spec.shape))
             # anything else: the chain's decode, which says what is wrong
         entries = self.index_chain.decode(data, index_spec, key)
         return ShardIndex(np.asarray(entries, dtype=np.uint64))
