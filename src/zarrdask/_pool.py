@@ -132,6 +132,21 @@ def spread(items: Sequence[T], threads: int) -> list[T]:
     return [part[j] for j in range(max(map(len, parts))) for part in parts if j < len(part)]
 
 
+def in_parts(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``items`` in consecutive parts for :func:`thread_map`, where one item
+    is too little work to be worth a hand-off: parts of at most ``size``
+    items, and at least one per thread; one part where :func:`thread_map`
+    would run them all in this thread anyway (pool work, or one thread);
+    none for no items."""
+    if not items:
+        return []
+    threads = 1 if _in_pool() else pool_threads()
+    if threads <= 1:
+        return [items]
+    size = max(1, min(size, -(-len(items) // threads)))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 # -- the I/O threads -----------------------------------------------------------
 # Requests to remote stores wait on the network, not the CPU: they run on a
 # separate, larger pool (setting ``io_concurrency``), never on the CPU pool,

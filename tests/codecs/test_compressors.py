@@ -17,7 +17,7 @@ import numcodecs.zstd
 import numpy as np
 import pytest
 
-from zarrdask.codecs.abc import ChunkSpec
+from zarrdask.codecs.abc import BytesBytesCodec, ChunkSpec
 from zarrdask.codecs.blosc_codec import CNAMES, BloscCodec
 from zarrdask.codecs.bytes_codec import BytesCodec
 from zarrdask.codecs.chain import CodecChain
@@ -321,6 +321,74 @@ def test_zstd_chunks_in_a_chain_decode_and_fail_the_same_through_the_shortcut(zs
     chain.decode_into(stored, e5m2, small[5:55, 5:55], "c/3")
     assert answers == [took_it]
     assert np.array_equal(small[5:55, 5:55], values.astype(e5m2.dtype))
+
+
+def test_zstd_chunks_lying_in_one_buffer_decode_through_one_exact_decoder(zstd_way, monkeypatch):
+    # a shard's inner chunks: the decoder takes both buffers' addresses once,
+    # then each chunk is its offset and size in the shared bytes
+    chain = CodecChain([], BytesCodec(endian="little"), [ZstdCodec()])
+    spec = ChunkSpec((20, 30), np.dtype("<f4"), 0.0, "C")
+    values = [np.arange(600, dtype="<f4").reshape(20, 30) * k for k in (1, 2, 3)]
+    stored = [chain.encode(v, spec) for v in values]
+    bad = stored[0][:-5]
+    source = b"pad" + stored[0] + stored[1] + bad + stored[2]
+    offsets = [3, 3 + len(stored[0]), 3 + len(stored[0]) + len(stored[1]) + len(bad)]
+    bad_at = offsets[1] + len(stored[1])
+    scratch = np.empty(spec.shape, spec.dtype)
+    exact = ZstdCodec().exact_decoder(memoryview(source), memoryview(scratch).cast("B"))
+    if zstd_way == "libzstd":
+        for offset, chunk, v in zip(offsets, stored, values):
+            scratch[...] = -1
+            assert exact(offset, len(chunk)) and np.array_equal(scratch, v)
+        assert not exact(bad_at, len(bad))
+        # not wholly inside the source: refused before libzstd reads a byte
+        assert not exact(offsets[2], len(stored[2]) + 1) and not exact(-1, 10) and not exact(len(source), 0)
+    else:
+        assert exact is None
+    assert ZstdCodec().exact_decoder(memoryview(source), memoryview(bytearray(0))) is None
+
+    # through the chain: strided places through the scratch chunk, a
+    # contiguous one decoded straight into (the long way's shortcut), in this thread
+    shortcut, answers = ZstdCodec.decode_exact, []
+    monkeypatch.setattr(ZstdCodec, "decode_exact", lambda self, d, t: answers.append(1) or shortcut(self, d, t))
+    whole = np.full((3, 22, 32), -1, "<f4")
+    alone = np.full((20, 30), -1, "<f4")
+    chain.decode_pieces_into(source, [(offsets[0], len(stored[0]), whole[0, 1:21, 1:31]),
+                                      (offsets[1], len(stored[1]), alone),
+                                      (offsets[2], len(stored[2]), whole[2, 1:21, 1:31])], spec, "c/3")
+    assert np.array_equal(whole[0, 1:21, 1:31], values[0]) and np.array_equal(alone, values[1])
+    assert np.array_equal(whole[2, 1:21, 1:31], values[2])
+    assert (whole[:, 0] == -1).all() and (whole[:, :, 31] == -1).all() and (whole[1] == -1).all()
+    # with libzstd, only the contiguous one went through decode_into (and its shortcut); without, all three did
+    assert len(answers) == (1 if zstd_way == "libzstd" else 3)
+    # a damaged chunk, or one past the end of the bytes: the long way, which says what is wrong
+    for offset, nbytes in [(bad_at, len(bad)), (offsets[2], len(stored[2]) + 7)]:
+        with pytest.raises(CorruptChunkError, match="'c/3'"):
+            chain.decode_pieces_into(source, [(offsets[0], len(stored[0]), whole[0, 1:21, 1:31]),
+                                              (offset, nbytes, whole[1, 1:21, 1:31])], spec, "c/3")
+    # a chain without the shortcut: each chunk the long way
+    gz = CodecChain([], BytesCodec(endian="little"), [GzipCodec()])
+    packed = gz.encode(values[2], spec)
+    gz.decode_pieces_into(b"xx" + packed, [(2, len(packed), whole[1, 1:21, 1:31])], spec, "c/4")
+    assert np.array_equal(whole[1, 1:21, 1:31], values[2])
+
+
+def test_a_codecs_exact_decode_serves_chunks_lying_in_one_buffer():
+    # a codec with decode_exact alone gets exact_decoder from it, bounds checked
+    class Copy(BytesBytesCodec):
+        name = "test.copy"
+        exact_decode = True
+
+        def decode_exact(self, data, target):
+            if len(data) != len(target):
+                return False
+            target[:] = data
+            return True
+
+    target = memoryview(bytearray(4))
+    exact = Copy().exact_decoder(memoryview(b"abcdefgh"), target)
+    assert exact(2, 4) and bytes(target) == b"cdef"
+    assert not exact(6, 4) and not exact(-2, 4) and not exact(0, 3)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="numcodecs' Linux wheels export libzstd's functions")

@@ -87,14 +87,14 @@ def test_xarray_tasks_hand_a_shards_inner_chunks_to_the_engine_pool(tmp_path, mo
     g.create_array("v", shape=data.shape, dtype="f4", chunks=(8, 8), shards=(32, 32),
                    dimension_names=["y", "x"])[...] = data
     inner: set[str] = set()
-    real = CodecChain.decode_into
+    real = CodecChain.decode_pieces_into
 
-    def spy(self, data, spec, out, key=""):
+    def spy(self, source, pieces, spec, key=""):
         if spec.shape == (8, 8):
             inner.add(threading.current_thread().name)
-        return real(self, data, spec, out, key)
+        return real(self, source, pieces, spec, key)
 
-    monkeypatch.setattr(CodecChain, "decode_into", spy)
+    monkeypatch.setattr(CodecChain, "decode_pieces_into", spy)
     ds = xr.open_dataset(str(tmp_path / "g.zarr"), engine="zarrdask", chunks={}, consolidated=False)
     assert ds.v.data.numblocks == (2, 2)  # one task per shard
     with zarrdask.config.set(threads=2), dask.config.set(scheduler="threads", num_workers=2):

@@ -374,3 +374,17 @@ def test_a_forked_child_gets_io_threads_of_its_own(small_pools):
         os.waitpid(pid, 0)
         pytest.fail("the forked child hung")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_work_too_small_for_a_hand_off_goes_to_the_pool_in_parts():
+    items = list(range(10))
+    with zarrdask.config.set(threads=4):
+        assert _pool.in_parts(items, 3) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+        # at least one part per thread, at least one item per part
+        assert _pool.in_parts(items, 100) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+        assert _pool.in_parts(items, 0) == [[i] for i in items]
+        assert _pool.in_parts([], 3) == []
+        # in pool work, where thread_map runs it all in this thread: one part
+        assert _pool.thread_map(lambda _: _pool.in_parts(items, 3), [0, 1]) == [[items], [items]]
+    with zarrdask.config.set(threads=1):
+        assert _pool.in_parts(items, 3) == [items]

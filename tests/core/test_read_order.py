@@ -72,21 +72,23 @@ def test_a_shard_decoded_whole_starts_its_threads_in_different_parts(tmp_path, m
     data = np.arange(32 * 32, dtype="f4").reshape(32, 32)
     a = zarrdask.create_array(tmp_path / "s.zarr", shape=data.shape, dtype="f4", chunks=(4, 32), shards=(32, 32))
     a[...] = data
-    started: list[int] = []
+    started: list[list[int]] = []  # per part handed to the pool, the inner chunks' places
     lock = threading.Lock()
-    decode_into = chain.CodecChain.decode_into
+    decode_pieces_into = chain.CodecChain.decode_pieces_into
 
-    def recording(self, data_, spec, out, key=""):
-        if spec.shape == (4, 32):  # an inner chunk: which rows of the shard
+    def recording(self, source, pieces, spec, key=""):
+        if spec.shape == (4, 32):  # inner chunks: which rows of the shard
             with lock:
-                started.append(out.__array_interface__["data"][0])
-        return decode_into(self, data_, spec, out, key)
+                started.append([out.__array_interface__["data"][0] for _, _, out in pieces])
+        return decode_pieces_into(self, source, pieces, spec, key)
 
-    monkeypatch.setattr(chain.CodecChain, "decode_into", recording)
+    monkeypatch.setattr(chain.CodecChain, "decode_pieces_into", recording)
     with zarrdask.config.set(threads=2):
         out = zarrdask.open_array(tmp_path / "s.zarr", mode="r")[...]
     np.testing.assert_array_equal(out, data)
     base = out.__array_interface__["data"][0]
-    rows = [(address - base) // (32 * 4) for address in started]
-    assert sorted(rows) == list(range(0, 32, 4))
-    assert set(rows[:2]) == {0, 16}  # the first inner chunk of each half of the shard
+    rows = [[(address - base) // (32 * 4) for address in part] for part in started]
+    assert sorted(r for part in rows for r in part) == list(range(0, 32, 4))
+    # inner chunks of 512 bytes, each too little for a hand-off: a part of
+    # the shard per thread, each half of it starting on its own
+    assert len(rows) == 2 and {part[0] for part in rows} == {0, 16}

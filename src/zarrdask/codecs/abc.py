@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generator
 
 import numpy as np
 
@@ -378,6 +378,23 @@ class BytesBytesCodec(Codec):
         for the chunks of a read, each a few microseconds of Python less
         (codecs with :attr:`exact_decode`)."""
         return False
+
+    def exact_decoder(self, source: memoryview, target: memoryview) -> Callable[[int, int], bool] | None:
+        """:meth:`decode_exact` for many chunks lying in one buffer, all
+        decoded into the same ``target``: a function of a chunk's ``offset``
+        and ``nbytes`` in the flat byte buffer ``source`` that decodes it into
+        ``target`` and says whether it did (``False`` too for a chunk not
+        wholly inside ``source``), for use on this thread while both buffers
+        are held; ``None`` when the codec has no shortcut. A codec may set up
+        once here what each call would otherwise repeat."""
+        if not self.exact_decode:
+            return None
+        end = source.nbytes
+
+        def exact(offset: int, nbytes: int) -> bool:
+            return 0 <= offset and offset + nbytes <= end and self.decode_exact(source[offset:offset + nbytes], target)
+
+        return exact
 
     def numcodecs_config(self) -> dict[str, Any] | None:
         """The configuration (``{"id": ...}``) of the numcodecs compressor that

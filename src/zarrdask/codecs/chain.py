@@ -282,6 +282,40 @@ class CodecChain(_CodecList, PartialDecode, ArrayBytesCodec):
                     return
         out[...] = self.decode(data, spec, key)
 
+    def decode_pieces_into(self, source: Any, pieces: Sequence[tuple[int, int, np.ndarray]], spec: ChunkSpec,
+                           key: str = "") -> None:
+        """:meth:`decode_into` of every chunk ``(offset, nbytes, out)`` of
+        ``pieces``, the bytes ``source[offset:offset + nbytes]`` (a shard's
+        inner chunks, in this thread): the usual chunks decoded by the
+        bytes→bytes codec's exact decoder (:meth:`~BytesBytesCodec.exact_decoder`)
+        into one scratch chunk, set up once for them all, and copied into
+        place; any other chunk, and any ``out`` contiguous enough to decode
+        into directly, through :meth:`decode_into`. A chunk not wholly
+        inside ``source`` is refused (:class:`~zarrdask.errors.CorruptChunkError`)."""
+        codecs = self.bytes_bytes
+        source = byte_view(source)
+        if not self.array_array and len(codecs) == 1 and codecs[0].exact_decode and not spec.dtype.hasobject:
+            scratch = scratch_array(spec.shape, spec.dtype, spec.order)
+            with scratch as buf:
+                exact = self._decodes_raw(spec, buf) and codecs[0].exact_decoder(source, scratch.raw)
+                if exact:
+                    rest = []
+                    for piece in pieces:
+                        if piece[2].flags.c_contiguous or not exact(piece[0], piece[1]):
+                            rest.append(piece)
+                        else:
+                            piece[2][...] = buf
+                    pieces = rest
+            # the rest once the scratch chunk is given back: the long way
+            # bounds a chunk's decoding by the memory of one chunk
+        for offset, nbytes, out in pieces:
+            if offset < 0 or offset + nbytes > source.nbytes:
+                raise CorruptChunkError(
+                    f"chunk {key!r}: bytes {offset}..{offset + nbytes} are past the end of "
+                    f"the {source.nbytes} bytes it is read from"
+                )
+            self.decode_into(source[offset:offset + nbytes], spec, out, key)
+
     def _decodes_raw(self, spec: ChunkSpec, buf: np.ndarray) -> bool:
         """Whether the array→bytes codec decodes into the scratch array
         ``buf`` of ``spec`` as its bytes (:meth:`~ArrayBytesCodec.raw_target`),

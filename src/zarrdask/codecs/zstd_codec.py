@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numcodecs.zstd
 import numpy as np
@@ -404,6 +404,23 @@ class ZstdCodec(PartialBytesDecode, BoundedBytesBytesCodec):
             return context.decompress(byte_view(data), target) == size
         except RuntimeError:
             return False
+
+    def exact_decoder(self, source: memoryview, target: memoryview) -> Callable[[int, int], bool] | None:
+        """:meth:`decode_exact` with the thread's context and both buffers'
+        addresses taken once: a chunk is then one libzstd call."""
+        size, end = target.nbytes, source.nbytes
+        context = _context() if size and end and not target.readonly else None
+        if context is None:
+            return None
+        decompress, ptr = context.lib.ZSTD_decompressDCtx, context.ptr
+        src, dst = _address(source), _address(target)
+
+        # (_held: the context and both buffers live as long as the function)
+        def exact(offset: int, nbytes: int, _held: Any = (context, source, target)) -> bool:
+            # an error code is larger than any size (see _Context.decompress)
+            return 0 <= offset and offset + nbytes <= end and decompress(ptr, dst, size, src + offset, nbytes) == size
+
+        return exact
 
     def decode_range(self, data: Any, start: int, length: int, size: int, key: str) -> memoryview | None:
         """Bytes ``start`` to ``start + length`` of the ``size`` bytes ``data``

@@ -37,13 +37,13 @@ import itertools
 import math
 import operator
 import sys
-from functools import lru_cache
-from typing import Any, Sequence
+from functools import lru_cache, partial
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ... import config
-from ..._pool import thread_map
+from ..._pool import in_parts, thread_map
 from ...errors import ChunkNotFoundError, CodecError, CorruptChunkError, MetadataError
 from ...indexing import ChunkProjection
 from ...metadata.limits import check_chunk_bytes
@@ -312,16 +312,15 @@ class ShardingCodec(PartialDecode, ArrayBytesCodec):
         if len(flat) <= _MANY_INNER:  # Python ints: cheaper to take one by one than numpy's
             entries, absent = flat.tolist(), empty.tolist()
 
-        def dec(i: int) -> None:
-            region = regions[i]
-            if absent[i]:
-                out[region] = spec.fill_value
-                return
-            off, n = entries[i]
-            target = out[(*region, Ellipsis)]  # a view, also for 0-d shards
-            chain.decode_into(mv[off : off + n], inner, target, key)
-
-        thread_map(dec, range(len(regions)))
+        pieces, fills = [], []
+        for region, (off, n), absent_here in zip(regions, entries, absent):
+            if absent_here:
+                fills.append(region)
+            else:  # a view, also for 0-d shards
+                pieces.append((int(off), int(n), out[(*region, Ellipsis)]))
+        thread_map(lambda part: chain.decode_pieces_into(mv, part, inner, key), _parts(pieces, inner))
+        for region in fills:  # after the stored ones: a damaged shard is refused before anything is filled
+            out[region] = spec.fill_value
 
     def _missing(self, key: str, spec: ChunkSpec, flat_ids: Any) -> ChunkNotFoundError:
         """The error naming the empty inner chunks ``flat_ids`` (C order) of shard ``key``
@@ -507,7 +506,7 @@ class _Pieces:
         """Decode group ``j`` from its bytes; a failure is raised by :meth:`finish`."""
         j, blob = item
         try:
-            self._decode(self._members(j, blob))
+            self._decode([(j, blob)])
         except Exception as e:  # raised in the read's steps, where errors of the read belong
             self.error = self.error or e
         self.taken[j] = True
@@ -516,39 +515,66 @@ class _Pieces:
         """Decode every group not taken yet (in parallel where the caller is not pool work)."""
         if self.error is not None:
             raise self.error
-        self._decode([m for j, blob in enumerate(blobs) if not self.taken[j] for m in self._members(j, blob)])
+        self._decode([(j, blob) for j, blob in enumerate(blobs) if not self.taken[j]])
 
-    def _members(self, j: int, blob: Any) -> list[tuple[int, Any]]:
-        """The inner chunks of group ``j`` with their bytes: views of ``blob``."""
-        start, stop, members = self.groups[j]
-        if len(blob) != stop - start:
-            raise CorruptChunkError(
-                f"shard {self.key!r}: index entries point to bytes {start}..{stop}, past the end of the shard"
-            )
-        mv, pieces = memoryview(blob), []
-        for m in members:
-            _, off, n = self.wanted[m]
-            pieces.append((m, mv[off - start : off - start + n]))
-        return pieces
-
-    def _decode(self, pieces: list[tuple[int, Any]]) -> None:
+    def _decode(self, groups: list[tuple[int, Any]]) -> None:
+        """Decode the inner chunks of the groups ``(j, bytes)``: those filling
+        a block of ``out`` through the chain's
+        :meth:`~zarrdask.codecs.chain.CodecChain.decode_pieces_into`, in parts,
+        each other one on its own."""
         inner, chain, out, key = self.inner, self.codec.codec_chain, self.out, self.key
+        work: list[Callable[[], None]] = []
+        for j, blob in groups:
+            start, stop, members = self.groups[j]
+            if len(blob) != stop - start:
+                raise CorruptChunkError(
+                    f"shard {key!r}: index entries point to bytes {start}..{stop}, past the end of the shard"
+                )
+            source, whole = byte_view(blob), []
+            for m in members:
+                ip, off, n = self.wanted[m]
+                target = self._block(ip)
+                if target is not None:
+                    whole.append((off - start, n, target))
+                else:
+                    work.append(partial(self._decode_part, ip, source[off - start : off - start + n]))
+            if whole:
+                work.extend(partial(chain.decode_pieces_into, source, part, inner, key) for part in _parts(whole, inner))
+        thread_map(_call, work)
 
-        def dec(item: tuple[int, Any]) -> None:
-            m, piece = item
-            ip = self.wanted[m][0]
-            if ip.is_complete and ip.pre_selection is None and all(map(isinstance, ip.out_selection, itertools.repeat(slice))):
-                target = out[(*ip.out_selection, Ellipsis)]
-                if target.shape == inner.shape:
-                    chain.decode_into(piece, inner, target, key)
-                    return
-            values = None if ip.is_complete else chain.decode_selection(piece, inner, ip, key)
-            if values is not None:  # a small selection: only the span it needs decoded
-                out[ip.out_selection] = values
-                return
-            out[ip.out_selection] = ip.select(chain.decode(piece, inner, key))
+    def _block(self, ip: ChunkProjection) -> np.ndarray | None:
+        """The block of ``out`` the whole inner chunk ``ip`` fills, if it fills one."""
+        if ip.is_complete and ip.pre_selection is None and all(map(isinstance, ip.out_selection, itertools.repeat(slice))):
+            target = self.out[(*ip.out_selection, Ellipsis)]
+            if target.shape == self.inner.shape:
+                return target
+        return None
 
-        thread_map(dec, pieces)
+    def _decode_part(self, ip: ChunkProjection, piece: memoryview) -> None:
+        """Decode an inner chunk that fills no block of ``out`` whole (read
+        only in part, or placed by a selection other than slices) and put
+        what ``ip`` selects of it in its place."""
+        inner, chain, out, key = self.inner, self.codec.codec_chain, self.out, self.key
+        values = None if ip.is_complete else chain.decode_selection(piece, inner, ip, key)
+        if values is not None:  # a small selection: only the span it needs decoded
+            out[ip.out_selection] = values
+            return
+        out[ip.out_selection] = ip.select(chain.decode(piece, inner, key))
+
+
+def _call(fn: Callable[[], None]) -> None:
+    fn()
+
+
+#: decoded bytes of inner chunks handed to the pool as one piece of work: a
+#: part's hand-off (some tens of microseconds) is small beside decoding it,
+#: and a shard of large inner chunks still spreads over every thread
+_PART_BYTES = 1 << 18
+
+
+def _parts(pieces: list[Any], inner: ChunkSpec) -> list[Sequence[Any]]:
+    """The inner chunks ``pieces`` of one shard in parts for the pool (:func:`in_parts`)."""
+    return in_parts(pieces, _PART_BYTES // max(1, inner.nbytes))
 
 
 #: shard shapes whose layout a codec remembers (regular grids have one, or a few at the edges)
