@@ -311,7 +311,19 @@ def test_the_same_url_reuses_its_client(s3_endpoint, monkeypatch):
         assert store_from("s3://b/x.zarr", storage_options=dict(options)).obstore_store is first
         assert store_from("s3://b/y.zarr", storage_options=options).obstore_store is not first
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "another")
-        assert store_from("s3://b/x.zarr", storage_options=options).obstore_store is not first
+        second = store_from("s3://b/x.zarr", storage_options=options).obstore_store
+        assert second is not first
+        # a changed value, a variable gone, a lower-case name (matched as upper case): each another store
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "a third")
+        third = store_from("s3://b/x.zarr", storage_options=options).obstore_store
+        assert third is not second
+        monkeypatch.setenv("aws_session_token", "t")
+        fourth = store_from("s3://b/x.zarr", storage_options=options).obstore_store
+        assert fourth is not third
+        monkeypatch.delenv("aws_session_token")
+        assert store_from("s3://b/x.zarr", storage_options=options).obstore_store is third
+        monkeypatch.setenv("UNRELATED_TO_STORES", "x")  # not a store's variable: the same one
+        assert store_from("s3://b/x.zarr", storage_options=options).obstore_store is third
 
 
 def test_a_named_aws_profile_works_on_both_paths(s3_endpoint, s3_bucket, tmp_path, monkeypatch, url_store):

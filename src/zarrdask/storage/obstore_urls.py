@@ -365,7 +365,10 @@ def _cache_key(url: str, options: dict[str, Any] | None) -> tuple | None:
         frozen = json.dumps(options or {}, sort_keys=True)
     except (TypeError, ValueError):
         return None
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith(_ENV_PREFIXES)))
+    # the names first, the values of the few that match only: os.environ decodes
+    # each value it gives, and an open asks for this every time
+    environ = os.environ
+    env = tuple(sorted((k, environ.get(k)) for k in environ if k.upper().startswith(_ENV_PREFIXES)))
     return url, frozen, env
 
 
