@@ -1,17 +1,19 @@
 """Buffers for codecs and their callers: flat byte views of any buffer
 (:func:`byte_view`), copying a decoded result into a caller's buffer after a
-size check (:func:`write_into`, :func:`size_error`), and reusable per-thread
-scratch arrays to decode a chunk into before copying part of it elsewhere
-(:func:`scratch_array`). No codec logic here."""
+size check (:func:`write_into`, :func:`size_error`), and reusable scratch arrays,
+shared by the process's threads, to decode a chunk into before copying part
+of it elsewhere (:func:`scratch_array`). No codec logic here."""
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..errors import CorruptChunkError
 
 __all__ = ["byte_view", "size_error", "write_into", "scratch_array"]
@@ -56,13 +58,23 @@ def write_into(out: Any, result: Any, *, key: str, codec: str) -> Any:
     return out
 
 
-_scratch = threading.local()
-_MAX_FREE = 4  # buffers kept per thread
+#: the free scratch buffers of the whole process, the one given back last at
+#: the end; shared by every thread rather than kept per thread, so a read that
+#: decodes on many I/O threads (each decoding now and then) holds as many
+#: buffers as decode at once, not one per thread that ever decoded
+_free: list["_Buffer"] = []
+_free_lock = threading.Lock()
 _MAX_VIEWS = 4  # shapes remembered per buffer
 
 
+def _kept() -> int:
+    """The most free buffers kept: two for each thread of the setting
+    ``threads`` (the decodes that run at once, each with one nested in it), at least four."""
+    return max(4, 2 * int(config.get("threads")))
+
+
 class _Buffer:
-    """One thread's scratch memory, and the context :func:`scratch_array`
+    """One scratch memory, and the context :func:`scratch_array`
     returns (a class rather than a generator: it is entered once per chunk
     of a read): ``array``, what it was asked for, and ``raw``, that memory
     as bytes (``None`` for object arrays, which get a fresh array). It keeps
@@ -70,12 +82,11 @@ class _Buffer:
     bytes: a chunk of the usual shape is handed out without making a numpy
     view, which costs the most when the read before it left the caches cold."""
 
-    __slots__ = ("base", "views", "free", "array", "raw")
+    __slots__ = ("base", "views", "array", "raw")
 
-    def __init__(self, nbytes: int | None, free: list["_Buffer"]) -> None:
+    def __init__(self, nbytes: int | None) -> None:
         self.base = None if nbytes is None else np.empty(max(nbytes, 1), dtype=np.uint8)
         self.views: dict[tuple, tuple[np.ndarray, memoryview]] = {}
-        self.free = free
         self.array: Any = None
         self.raw: memoryview | None = None
 
@@ -92,31 +103,45 @@ class _Buffer:
 
     def __exit__(self, *exc: object) -> None:
         if self.base is not None:
-            free = self.free
-            free.append(self)
-            if len(free) > _MAX_FREE:
-                free.pop(0)
+            kept = _kept()
+            with _free_lock:
+                _free.append(self)
+                if len(_free) > kept:  # the one given back longest ago goes
+                    del _free[0]
 
 
 def scratch_array(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> _Buffer:
     """A reusable, uninitialised array to decode a chunk into before copying part of
     it elsewhere (``with scratch_array(shape, dtype) as buf``; the context's
-    ``raw`` is its memory as bytes). Reusing one buffer per thread spares a
-    fresh allocation (and its page faults) per chunk and keeps the buffer in
-    cache. Nested uses get distinct buffers."""
-    try:
-        free: list[_Buffer] = _scratch.free
-    except AttributeError:
-        free = _scratch.free = []
+    ``raw`` is its memory as bytes). Reusing buffers spares a fresh
+    allocation (and its page faults) per chunk, and the one given back last,
+    handed out first, is the one most likely still in cache. Buffers are
+    shared by all threads: one in use is never handed out again until given
+    back (nested uses get distinct buffers)."""
     if dtype.hasobject:
-        buf = _Buffer(None, free)
+        buf = _Buffer(None)
         buf.array = np.empty(shape, dtype=dtype, order=order)  # type: ignore[arg-type]
         return buf
     nbytes = math.prod(shape) * dtype.itemsize  # math.prod: a tenth of np.prod's cost on a tuple
-    i = len(free) - 1  # the last one given back first: the usual fit
-    while i >= 0 and not nbytes <= free[i].base.nbytes <= 4 * nbytes + 4096:  # type: ignore[union-attr]
-        i -= 1
-    buf = free.pop(i) if i >= 0 else _Buffer(nbytes, free)
+    found = None
+    with _free_lock:
+        i = len(_free) - 1  # the last one given back first: the usual fit
+        while i >= 0 and not nbytes <= _free[i].base.nbytes <= 4 * nbytes + 4096:  # type: ignore[union-attr]
+            i -= 1
+        if i >= 0:
+            found = _free.pop(i)
+    buf = found if found is not None else _Buffer(nbytes)
     key = (tuple(shape), dtype, order)
     buf.array, buf.raw = buf.views.get(key) or buf._view(key, nbytes)
     return buf
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts with no free buffers and a lock no parent thread holds."""
+    global _free_lock
+    _free_lock = threading.Lock()
+    _free.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
