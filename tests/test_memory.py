@@ -111,3 +111,130 @@ def test_a_rechunk_task_keeps_no_read_buffers(tmp_path):
     assert read_buffers._held == 0
     np.testing.assert_array_equal(a[...], data)
     assert 0 < read_buffers._held <= read_buffers.max_bytes
+
+
+# -- large buffers: read outputs and large read buffers, reused while others are in use ----
+from zarrdask._memory import LargeBuffers  # noqa: E402
+
+MiB = 1 << 20
+
+
+def test_an_output_comes_back_only_once_nothing_refers_to_its_memory():
+    pool = LargeBuffers(smallest=MiB)
+    keep = pool.empty((1024, 256), np.dtype("f8"))  # 2 MiB, in use throughout
+    a = pool.empty((1024, 256), np.dtype("f8"))
+    assert a.ctypes.data % ALIGN == 0 and a.flags.writeable and a.flags.c_contiguous
+    a[...] = 7
+    address = a.ctypes.data
+    view, exported = a[::2, 3], memoryview(a[5])
+    del a
+    assert pool.free_bytes == 0  # its views still use it
+    b = pool.empty((1024, 256), np.dtype("f8"))
+    assert b.ctypes.data != address  # not handed out while in use
+    b[...] = 1
+    assert (view == 7).all() and all(x == 7 for x in exported.cast("B").cast("d"))
+    del view
+    assert pool.free_bytes == 0
+    exported.release()
+    del exported
+    assert pool.free_bytes == 2 * MiB  # back, and kept: `keep` and `b` are in use
+    c = pool.empty((2 * MiB,), np.dtype("u1"))
+    assert c.ctypes.data == address and pool.free_bytes == 0
+    assert (b == 1).all() and keep.shape == (1024, 256)
+
+
+def test_free_buffers_stay_within_the_live_bytes_and_go_when_none_are_in_use():
+    pool = LargeBuffers(smallest=MiB)
+    arrays = [pool.empty((MiB,), np.dtype("u1")) for _ in range(3)]
+    big = pool.empty((4 * MiB,), np.dtype("u1"))
+    del big  # 4 MiB back while 3 MiB are in use: not kept
+    assert pool.free_bytes == 0
+    arrays.pop()
+    arrays.pop()
+    assert pool.free_bytes == MiB  # one kept (1 MiB in use), the second would exceed it
+    arrays.pop()
+    assert pool.free_bytes == 0  # nothing in use: everything goes back to the system
+
+
+def test_small_and_object_outputs_are_plain_arrays():
+    pool = LargeBuffers(smallest=MiB)
+    small = pool.empty((10, 10), np.dtype("f4"))
+    objects = pool.empty((MiB,), np.dtype(object))
+    assert small.base is None or isinstance(small.base, np.ndarray)
+    assert objects.dtype == object and objects.flags.owndata
+    del small, objects
+    assert pool.free_bytes == 0
+
+
+def test_buffers_of_a_forked_parent_do_not_come_back_in_the_child():
+    pool = LargeBuffers(smallest=MiB)
+    a, b = pool.empty((MiB,), np.dtype("u1")), pool.empty((MiB,), np.dtype("u1"))
+    pool.forget()  # what a forked child runs
+    del a
+    assert pool.free_bytes == 0 and pool._live_bytes == 0
+    c, d = pool.empty((MiB,), np.dtype("u1")), pool.empty((MiB,), np.dtype("u1"))
+    del b, c
+    assert pool.free_bytes == MiB  # the child's own buffer kept, the parent's not counted
+
+
+def test_large_reads_reuse_memory_and_stay_correct(tmp_path):
+    import zarrdask
+    from zarrdask._memory import large_buffers
+
+    rng = np.random.default_rng(0)
+    data = rng.random((512, 512))  # 2 MiB outputs; 4 shards of 1 MiB stored each
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="f8", chunks=(64, 64),
+                              shards=(256, 256), compressors=None)
+    a[...] = data
+    first = a[...]
+    second = a[...]
+    address = second.ctypes.data
+    del second  # `first` is in use: its memory stays for the next read
+    assert large_buffers.free_bytes >= data.nbytes
+    third = a[...]
+    assert third.ctypes.data == address
+    np.testing.assert_array_equal(third, data)
+    np.testing.assert_array_equal(first, data)
+    third[...] = 0  # results are the caller's own
+    np.testing.assert_array_equal(a[...], data)
+    del first, third
+
+
+def test_a_rechunk_task_keeps_no_large_buffers(tmp_path):
+    import zarrdask
+    from zarrdask._memory import large_buffers, return_freed_memory
+
+    saved = large_buffers.smallest
+    data = np.arange(512 * 512, dtype="f8").reshape(512, 512)
+    a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="f8", chunks=(512, 512))
+    a[...] = data
+    try:
+        return_freed_memory()
+        kept = a[...]
+        again = a[...]
+        del again
+        assert large_buffers.free_bytes == 0 and kept.flags.owndata is False
+        np.testing.assert_array_equal(kept, data)
+    finally:
+        large_buffers.smallest = saved
+
+
+def test_read_buffers_above_the_largest_kept_come_from_the_large_buffers():
+    from zarrdask._memory import large_buffers
+
+    pool = BufferPool(max_bytes=4 * MiB, largest=MiB)
+    in_use = large_buffers.empty((2 * MiB,), np.dtype("u1"))
+    before = large_buffers.free_bytes
+    buf = pool.take(2 * MiB)
+    assert buf.nbytes == 2 * MiB and not buf.readonly
+    address = np.frombuffer(buf, np.uint8).ctypes.data
+    assert address % ALIGN == 0
+    value = buf.toreadonly()[10:]  # what a store hands out
+    del buf
+    pool.give([value])  # not the read-buffer pool's: ignored there
+    assert large_buffers.free_bytes == before and pool._held == 0
+    del value
+    assert large_buffers.free_bytes == before + 2 * MiB  # back once its last view went
+    again = pool.take(2 * MiB)
+    assert np.frombuffer(again, np.uint8).ctypes.data == address
+    del again, in_use

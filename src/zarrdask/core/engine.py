@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
-from .._memory import aligned_empty, read_buffers
+from .._memory import aligned_empty, large_buffers, read_buffers
 from .._pool import Pipeline, io_limit, pool_threads, run_inline, thread_map
 from ..codecs.abc import ChunkSpec, PartialDecode, is_fill, update_chunk
 from ..codecs.buffers import scratch_array
@@ -127,8 +127,13 @@ def _read(
     read_missing_chunks: bool = True,
 ) -> np.ndarray:
     if out is None:
-        # aligned: chunks read straight into it are copied by the kernel
-        out = aligned_empty(indexer.out_shape, layout.dtype)
+        # aligned: chunks read straight into it are copied by the kernel. From the
+        # pool of outputs, except in a read with a memory budget (a rechunk task):
+        # its declared memory has no room for buffers kept
+        if options.memory_budget is None:
+            out = large_buffers.empty(indexer.out_shape, layout.dtype)
+        else:
+            out = aligned_empty(indexer.out_shape, layout.dtype)
     reads = _Reads(store, layout, out, options, read_missing_chunks)
     whole, parts = reads.route(indexer)
     try:
