@@ -134,7 +134,6 @@ class BufferPool:
 read_buffers = BufferPool(max_bytes=32 << 20, largest=16 << 20)
 
 
-
 class LargeBuffers:
     """Memory for the arrays reads return, of at least :attr:`smallest` bytes,
     reused by later reads once an array and all its views are gone.
@@ -179,11 +178,12 @@ class LargeBuffers:
             if buf is not None:
                 self._free_bytes -= size
             self._live_bytes += size
+            generation = self._generation
         if buf is None:
             buf = aligned_empty(size)
         # the array's base: collected only once nothing refers to the memory any more
         holder = (ctypes.c_char * nbytes).from_buffer(buf)
-        weakref.finalize(holder, self._back, buf, self._generation).atexit = False
+        weakref.finalize(holder, self._back, buf, generation).atexit = False
         return np.frombuffer(holder, dtype=dtype).reshape(shape)
 
     def _back(self, buf: np.ndarray, generation: int) -> None:
@@ -205,11 +205,16 @@ class LargeBuffers:
         return self._free_bytes
 
     def forget(self) -> None:
-        """Drop every free buffer and start a fresh lock (a forked child)."""
+        """Drop every free buffer; the buffers in use no longer come back."""
+        with self._lock:
+            self._free = {}
+            self._free_bytes = self._live_bytes = 0
+            self._generation += 1
+
+    def _after_fork_in_child(self) -> None:
+        """A forked child starts with a lock no parent thread holds and nothing kept."""
         self._lock = threading.RLock()
-        self._free = {}
-        self._free_bytes = self._live_bytes = 0
-        self._generation += 1
+        self.forget()
 
 
 #: the arrays reads allocate (not inside rechunk tasks, whose declared memory
@@ -218,7 +223,7 @@ class LargeBuffers:
 large_buffers = LargeBuffers(smallest=1 << 20)
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=large_buffers.forget)
+    os.register_at_fork(after_in_child=large_buffers._after_fork_in_child)
 
 # -- returning freed memory ------------------------------------------------------
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
