@@ -119,6 +119,19 @@ from zarrdask._memory import LargeBuffers  # noqa: E402
 MiB = 1 << 20
 
 
+@pytest.fixture
+def large_buffers():
+    """The process's large buffers, on (a rechunk task run earlier in this
+    process turns them off) and empty; as they were afterwards."""
+    from zarrdask._memory import large_buffers as pool
+
+    saved = pool.smallest
+    pool.smallest = MiB
+    pool.forget()
+    yield pool
+    pool.smallest = saved
+
+
 def test_an_output_comes_back_only_once_nothing_refers_to_its_memory():
     pool = LargeBuffers(smallest=MiB)
     keep = pool.empty((1024, 256), np.dtype("f8"))  # 2 MiB, in use throughout
@@ -177,9 +190,8 @@ def test_buffers_of_a_forked_parent_do_not_come_back_in_the_child():
     assert pool.free_bytes == MiB  # the child's own buffer kept, the parent's not counted
 
 
-def test_large_reads_reuse_memory_and_stay_correct(tmp_path):
+def test_large_reads_reuse_memory_and_stay_correct(tmp_path, large_buffers):
     import zarrdask
-    from zarrdask._memory import large_buffers
 
     rng = np.random.default_rng(0)
     data = rng.random((512, 512))  # 2 MiB outputs; 4 shards of 1 MiB stored each
@@ -200,28 +212,22 @@ def test_large_reads_reuse_memory_and_stay_correct(tmp_path):
     del first, third
 
 
-def test_a_rechunk_task_keeps_no_large_buffers(tmp_path):
+def test_a_rechunk_task_keeps_no_large_buffers(tmp_path, large_buffers):
     import zarrdask
-    from zarrdask._memory import large_buffers, return_freed_memory
+    from zarrdask._memory import return_freed_memory
 
-    saved = large_buffers.smallest
     data = np.arange(512 * 512, dtype="f8").reshape(512, 512)
     a = zarrdask.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="f8", chunks=(512, 512))
     a[...] = data
-    try:
-        return_freed_memory()
-        kept = a[...]
-        again = a[...]
-        del again
-        assert large_buffers.free_bytes == 0 and kept.flags.owndata is False
-        np.testing.assert_array_equal(kept, data)
-    finally:
-        large_buffers.smallest = saved
+    return_freed_memory()
+    kept = a[...]
+    again = a[...]
+    del again
+    assert large_buffers.free_bytes == 0 and kept.flags.owndata is False
+    np.testing.assert_array_equal(kept, data)
 
 
-def test_read_buffers_above_the_largest_kept_come_from_the_large_buffers():
-    from zarrdask._memory import large_buffers
-
+def test_read_buffers_above_the_largest_kept_come_from_the_large_buffers(large_buffers):
     pool = BufferPool(max_bytes=4 * MiB, largest=MiB)
     in_use = large_buffers.empty((2 * MiB,), np.dtype("u1"))
     before = large_buffers.free_bytes
