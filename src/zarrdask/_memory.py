@@ -136,7 +136,8 @@ read_buffers = BufferPool(max_bytes=32 << 20, largest=16 << 20)
 
 class LargeBuffers:
     """Memory for the arrays reads return, of at least :attr:`smallest` bytes,
-    reused by later reads once an array and all its views are gone.
+    and for files read whole that are too large for :data:`read_buffers`,
+    reused by later reads once an array (or buffer) and all its views are gone.
 
     A fresh array of a few MiB or more comes from ``mmap`` (or from a heap
     that ``free`` trims again), so each of its pages faults on first touch
