@@ -88,20 +88,17 @@ class BufferPool:
     def take(self, nbytes: int) -> memoryview:
         """A writable, :data:`ALIGN`-aligned byte view of exactly ``nbytes``."""
         size = self.size_class(nbytes)
-        buf = None
-        if size <= self.largest:
-            with self._lock:
-                free = self._free.get(size)
-                if free:
-                    buf = free.pop()
-                    self._held -= size
+        if size > self.largest:  # not kept here: reused while reads like this one run
+            return memoryview(large_buffers.empty((nbytes,), np.dtype(np.uint8)))
+        with self._lock:
+            free = self._free.get(size)
+            buf = free.pop() if free else None
+            if buf is not None:
+                self._held -= size
         if buf is None:
-            if size > self.largest:  # not kept here: reused while reads like this one run
-                return memoryview(large_buffers.empty((nbytes,), np.dtype(np.uint8)))
             buf = aligned_empty(size)
-        if size <= self.largest:
-            with self._lock:
-                self._out[buf.ctypes.data] = buf
+        with self._lock:
+            self._out[buf.ctypes.data] = buf
         return memoryview(buf)[:nbytes]
 
     def give(self, values: "list | tuple") -> None:

@@ -128,7 +128,7 @@ def _read(
 ) -> np.ndarray:
     if out is None:
         # aligned: chunks read straight into it are copied by the kernel. From the
-        # pool of outputs, except in a read with a memory budget (a rechunk task):
+        # large buffers, except in a read with a memory budget (a rechunk task):
         # its declared memory has no room for buffers kept
         if options.memory_budget is None:
             out = large_buffers.empty(indexer.out_shape, layout.dtype)
