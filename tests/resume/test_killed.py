@@ -97,18 +97,54 @@ def kill_when(proc: subprocess.Popen, stored: Callable[[], int], at: int, timeou
         if proc.poll() is not None:
             raise AssertionError(f"the write ended before it was killed: {proc.stderr.read().decode()[-3000:]}")
         if time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc)
             raise AssertionError("the write did not get a third of the way in time")
         time.sleep(0.05)
+    kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group and wait until all of it is gone; then
+    remove the named semaphores its processes held. (multiprocessing's
+    resource tracker, which would remove them, dies with the group: without
+    this every killed cluster left a few files in ``/dev/shm`` for good.) The
+    group is stopped first, so that it creates none between the look and the
+    kill."""
+    os.killpg(proc.pid, signal.SIGSTOP)
+    held = _named_semaphores(proc.pid)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     for _ in range(500):  # the workers die with their group
         try:
             os.killpg(proc.pid, 0)
         except ProcessLookupError:
-            return
+            break
         time.sleep(0.02)
-    raise AssertionError("processes of the killed group are still alive")
+    else:
+        raise AssertionError("processes of the killed group are still alive")
+    for path in held:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:  # removed by its owner before the kill
+            pass
+
+
+def _named_semaphores(group: int) -> set[str]:
+    """The POSIX named semaphores (``/dev/shm/sem.*``) mapped by the processes of ``group``."""
+    held: set[str] = set()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():  # (Linux; elsewhere: none found)
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # the process group is the 5th field, after "pid (comm) state ppid"
+                if int(f.read().rsplit(")", 1)[1].split()[2]) != group:
+                    continue
+            with open(f"/proc/{entry}/maps") as f:
+                held.update(line.split(None, 5)[5].strip() for line in f if "/dev/shm/sem." in line)
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+    return held
 
 
 def finish(kind: str, target: Target, report: Path) -> set[tuple[int, int, int]]:
